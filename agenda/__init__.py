@@ -1,0 +1,1 @@
+"""The Event Agenda Service: application factory, settings and command line."""

@@ -1,0 +1,126 @@
+"""`create_app(overrides)`: the Connexion application serving the whole site."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+import re
+
+import connexion
+import orjson
+from connexion.middleware.main import ConnexionMiddleware
+from flask import Response
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import sessionmaker
+
+from agenda import openapi, request
+from agenda.middleware import RequestMiddleware
+from agenda.problems import ErrorHandlers
+from agenda.security import bearer_handler
+from agenda.settings import Settings, load
+from agenda.usage import Usage
+from models.db import make_engine, make_sessionmaker
+
+log = logging.getLogger("agenda")
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+@dataclasses.dataclass
+class Service:
+    """Everything one running service holds: settings, database, counters, its document."""
+
+    settings: Settings
+    engine: Engine
+    sessions: sessionmaker
+    usage: Usage
+    document: dict
+    document_json: bytes
+    # operationId -> route template ("/v1/events/{id}"), for usage counting.
+    routes: dict[str, str]
+    # (compiled path pattern, allowed methods), for 405 answers.
+    paths: list[tuple[re.Pattern, list[str]]]
+    # operationIds declared in the document whose handlers are not written yet (501).
+    pending: list[str] = dataclasses.field(default_factory=list)
+
+    def allowed_methods(self, path: str) -> list[str]:
+        """The methods the document declares for a concrete request path."""
+        for pattern, methods in self.paths:
+            if pattern.fullmatch(path):
+                return methods
+        return []
+
+
+def _path_table(document: dict, prefix: str):
+    routes, paths = {}, []
+    for template, item in document["paths"].items():
+        methods = [m for m in HTTP_METHODS if m in item]
+        for method in methods:
+            routes[item[method]["operationId"]] = prefix + template
+        pattern = re.compile(re.escape(prefix + template).replace(r"\{id\}", "[^/]+"))
+        if "get" in methods:
+            methods = [*methods, "head"]
+        paths.append((pattern, sorted(m.upper() for m in methods)))
+    return routes, paths
+
+
+def build_service(settings: Settings) -> Service:
+    """Connect to the database and counters and load the document (once per process)."""
+    engine = make_engine(settings.database_url)
+    document = openapi.load_document(settings.base_url)
+    routes, paths = _path_table(document, "/v1")
+    return Service(
+        settings=settings, engine=engine, sessions=make_sessionmaker(engine),
+        usage=Usage(settings.ratelimit_storage, per_minute=settings.per_minute,
+                    per_day=settings.per_day),
+        document=document, document_json=orjson.dumps(document), routes=routes, paths=paths,
+    )
+
+
+def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
+    """The ASGI application: REST API under /v1, health check at /healthz."""
+    openapi.install()
+    settings = load(overrides)
+    service = build_service(settings)
+
+    def outermost(app):
+        return RequestMiddleware(app, max_body_bytes=settings.max_body_bytes)
+
+    resolver = openapi.PendingResolver()
+    app = connexion.FlaskApp(
+        __name__, middlewares=[outermost, *ConnexionMiddleware.default_middlewares],
+    )
+    app.add_api(
+        # Connexion resolves references and rewrites `servers` in the dict it is given.
+        copy.deepcopy(service.document),
+        base_path="/v1",
+        pythonic_params=True,
+        strict_validation=True,
+        validate_responses=settings.validate_responses,
+        validator_map=openapi.VALIDATOR_MAP,
+        security_map={"bearer": bearer_handler(service)},
+        resolver=resolver,
+        swagger_ui_options=connexion.options.SwaggerUIOptions(swagger_ui=False, serve_spec=False),
+    )
+    service.pending = resolver.pending
+    ErrorHandlers(service.allowed_methods).install(app)
+    flask_app = app.app
+    flask_app.extensions["agenda"] = service
+    flask_app.json.compact = True
+    request.install(flask_app)
+    flask_app.add_url_rule("/healthz", "healthz", _healthz)
+    app.service = service
+    return app
+
+
+def _healthz() -> Response:
+    """200 when the database answers, 503 otherwise (for load balancers)."""
+    try:
+        with request.service().engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except Exception as error:  # noqa: BLE001 - any failure means "not healthy"
+        log.warning("health check failed: %s", error.__class__.__name__)
+        return Response(orjson.dumps({"status": "unavailable"}), status=503,
+                        mimetype="application/json", headers={"Retry-After": "5"})
+    return Response(orjson.dumps({"status": "ok"}), mimetype="application/json")

@@ -1,0 +1,216 @@
+"""The OpenAPI 3.1 document and the layer that lets Connexion 3.3 run on it.
+
+Connexion 3.3.0 (pinned in pyproject.toml) checks documents against its bundled
+OpenAPI 3.0 meta-schema only and validates with JSON Schema draft 4, stopping at
+the first bad parameter. This module, and nothing else, works around that:
+
+* `load_document` reads `openapi/agenda.yaml`, validates it as OpenAPI 3.1 with
+  openapi-spec-validator and sets `servers` to the configured base URL;
+* `install` replaces Connexion's 3.0 meta-schema check with that 3.1 check;
+* `PendingResolver` routes operations whose handler is not written yet to a
+  501 `not_implemented` answer *behind* security and validation, so they
+  already check tokens, scopes and parameters like the finished ones;
+* `VALIDATOR_MAP` hands Connexion parameter, body and response validators that
+  use JSON Schema draft 2020-12 (the dialect of OpenAPI 3.1) and report every
+  bad parameter at once as `details.params`.
+
+tests/agenda/test_openapi.py fails when a Connexion upgrade breaks any of this.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import connexion.spec
+import yaml
+from connexion.datastructures import MediaTypeDict
+from connexion.exceptions import NonConformingResponseBody
+from connexion.exceptions import ResolverError
+from connexion.lifecycle import ConnexionRequest
+from connexion.resolver import Resolver
+from connexion.validators import JSONRequestBodyValidator, JSONResponseBodyValidator
+from connexion.validators.parameter import ParameterValidator
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate as validate_openapi
+from openapi_spec_validator.validation import OpenAPIV31SpecValidator
+
+from models.errors import BadRequest, NotImplementedYet
+
+DOCUMENT = Path(__file__).resolve().parent.parent / "openapi" / "agenda.yaml"
+CONNEXION_VERSION = "3.3.0"
+FORMATS = Draft202012Validator.FORMAT_CHECKER
+
+
+def load_document(base_url: str) -> dict:
+    """The OpenAPI document, checked as 3.1, with `servers` set to `base_url`."""
+    with DOCUMENT.open(encoding="utf-8") as handle:
+        document = yaml.safe_load(handle)
+    document["servers"] = [{"url": base_url, "description": "this deployment"}]
+    validate_openapi(document, cls=OpenAPIV31SpecValidator)
+    return document
+
+
+def _validate_spec_31(cls, spec: dict) -> None:
+    """Connexion's `_validate_spec`, for OpenAPI 3.1 documents."""
+    validate_openapi(copy.deepcopy(spec), cls=OpenAPIV31SpecValidator)
+
+
+def install() -> None:
+    """Make Connexion accept OpenAPI 3.1 documents, checked by openapi-spec-validator."""
+    connexion.spec.OpenAPISpecification._validate_spec = classmethod(_validate_spec_31)
+
+
+class PendingResolver(Resolver):
+    """Resolves operationIds; those without a handler yet answer 501 and are listed."""
+
+    def __init__(self):
+        super().__init__()
+        self.pending: list[str] = []
+
+    def resolve_function_from_operation_id(self, operation_id):
+        try:
+            return super().resolve_function_from_operation_id(operation_id)
+        except ResolverError:
+            self.pending.append(operation_id)
+            return _not_implemented
+
+
+def _not_implemented(**_kwargs):
+    """The handler of a declared operation that a later issue implements."""
+    raise NotImplementedYet()
+
+
+def _json_path(path) -> str:
+    """`items[3].code` for the deque ['items', 3, 'code'] of a jsonschema error."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _body_errors(validator: Draft202012Validator, body) -> list[dict]:
+    """One `details.params` entry per bad body field, named by its JSON path."""
+    params = []
+    for error in sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.path))):
+        path = list(error.path)
+        if error.validator == "required":
+            missing = [name for name in error.validator_value
+                       if isinstance(error.instance, dict) and name not in error.instance]
+            for name in missing:
+                params.append({"name": _json_path([*path, name]), "in": "body",
+                               "message": "is required"})
+            continue
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = set(error.schema.get("properties", {}))
+            for name in sorted(set(error.instance) - allowed):
+                params.append({"name": _json_path([*path, name]), "in": "body",
+                               "message": "is not a known field"})
+            continue
+        params.append({"name": _json_path(path) or "body", "in": "body",
+                       "message": _short(error.message)})
+    return params
+
+
+def _short(message: str) -> str:
+    """A jsonschema message without a huge echoed instance."""
+    return message if len(message) <= 200 else message[:197] + "..."
+
+
+class _Compiled:
+    """Draft 2020-12 validators compiled once per schema object of the loaded document."""
+
+    def __init__(self):
+        self._cache: dict[int, tuple[object, Draft202012Validator]] = {}
+
+    def __call__(self, schema: dict) -> Draft202012Validator:
+        hit = self._cache.get(id(schema))
+        # The schema is kept in the entry, so its id cannot be reused while cached.
+        if hit is not None and hit[0] is schema:
+            return hit[1]
+        validator = Draft202012Validator(schema, format_checker=FORMATS)
+        self._cache[id(schema)] = (schema, validator)
+        return validator
+
+
+compiled = _Compiled()
+
+
+class AllParametersValidator(ParameterValidator):
+    """Validates path, query and header parameters with draft 2020-12; reports all at once.
+
+    Unknown query parameters are bad parameters too (decisions.md).
+    """
+
+    def validate_request(self, request: ConnexionRequest) -> None:
+        params = []
+        known = {p["name"] for p in self.parameters.get("query", [])}
+        for name in sorted(set(request.query_params) - known):
+            params.append({"name": name, "in": "query", "message": "is not a known parameter"})
+        sources = {
+            "query": request.query_params,
+            "path": request.path_params,
+            "header": request.headers,
+        }
+        for location, values in sources.items():
+            for parameter in self.parameters.get(location, []):
+                name = parameter["name"]
+                value = values.get(name)
+                if value is None:
+                    if parameter.get("required"):
+                        params.append({"name": name, "in": location, "message": "is required"})
+                    continue
+                schema = parameter.get("schema", {})
+                for error in compiled(schema).iter_errors(value):
+                    params.append({"name": name, "in": location,
+                                   "message": _short(error.message)})
+        if params:
+            raise BadRequest(params)
+
+
+class BodyValidator(JSONRequestBodyValidator):
+    """JSON bodies: malformed JSON or text is a 400, fields validated with draft 2020-12."""
+
+    async def _parse(self, stream, scope):
+        raw = b"".join([message async for message in stream])
+        if not raw.strip():
+            return None
+        try:
+            return json.loads(raw.decode(self._encoding))
+        except (UnicodeDecodeError, LookupError):
+            raise BadRequest([{"name": "body", "in": "body",
+                               "message": f"is not valid {self._encoding} text"}])
+        except json.JSONDecodeError as error:
+            raise BadRequest([{"name": "body", "in": "body",
+                               "message": f"is not valid JSON: {error.msg} at "
+                                          f"line {error.lineno} column {error.colno}"}])
+
+    def _validate(self, body):
+        if body is None:
+            raise BadRequest([{"name": "body", "in": "body", "message": "is required"}])
+        params = _body_errors(compiled(self._schema), body)
+        if params:
+            raise BadRequest(params)
+        return None
+
+
+class ResponseValidator(JSONResponseBodyValidator):
+    """Checks responses against the document with draft 2020-12 (switched on in tests)."""
+
+    def _validate(self, body):
+        errors = list(compiled(self._schema).iter_errors(body))
+        if errors:
+            error = errors[0]
+            raise NonConformingResponseBody(
+                detail=f"Response body does not conform to the document: {error.message} "
+                       f"at {_json_path(error.absolute_path) or 'the top'}"
+            )
+
+
+VALIDATOR_MAP = {
+    "parameter": AllParametersValidator,
+    # A MediaTypeDict, or Connexion silently skips body validation.
+    "body": MediaTypeDict({"*/*json": BodyValidator}),
+    "response": MediaTypeDict({"*/*json": ResponseValidator}),
+}

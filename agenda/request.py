@@ -1,0 +1,59 @@
+"""What a request handler can reach: the settings, its database session, caller and id.
+
+The session is opened lazily on first use and committed once after the handler
+returned a non-error response; anything else rolls it back (one transaction per
+request). Domain code calls `flush()`, never `commit()`.
+"""
+
+from __future__ import annotations
+
+from connexion.context import context
+from flask import current_app, g, request
+
+from models.tokens import Caller
+
+
+def service():
+    """The running service (settings, database, counters) of this Flask app."""
+    return current_app.extensions["agenda"]
+
+
+def settings():
+    """The settings of the running service."""
+    return service().settings
+
+
+def session():
+    """The request's database session, opened on first use."""
+    if "db_session" not in g:
+        g.db_session = service().sessions()
+    return g.db_session
+
+
+def caller() -> Caller:
+    """The authenticated caller (set by the bearer security handler)."""
+    return context["token_info"]["caller"]
+
+
+def request_id() -> str:
+    """The id of this request (also sent as X-Request-Id)."""
+    return request.headers.get("X-Request-Id", "")
+
+
+def install(flask_app) -> None:
+    """Commit or roll back the request's session around each request."""
+
+    @flask_app.after_request
+    def _commit(response):
+        # Also set here (not only by the outer middleware) so response validation sees it.
+        response.headers["X-Request-Id"] = request_id()
+        db_session = g.get("db_session")
+        if db_session is not None and response.status_code < 400:
+            db_session.commit()
+        return response
+
+    @flask_app.teardown_request
+    def _close(_exc):
+        db_session = g.pop("db_session", None)
+        if db_session is not None:
+            db_session.close()

@@ -1,0 +1,60 @@
+"""Every setting of the service, read once from `AGENDA_*` environment variables."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+from pathlib import Path
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The service's configuration; `load()` builds it, tests pass overrides."""
+
+    site_url: str = "http://127.0.0.1:8080"
+    database_url: str = f"sqlite:///{Path.cwd() / 'agenda.sqlite3'}"
+    ratelimit_storage: str = "memory://"
+    smtp_url: str | None = None
+    secret_key: str = ""
+    # Checked against every response in tests; costs ~1 ms a request, so off in production.
+    validate_responses: bool = False
+    max_body_bytes: int = 1024 * 1024
+    per_minute: int = 120
+    per_day: int = 10_000
+    provider_name: str = "Event Agenda Service B.V."
+    provider_chamber_of_commerce: str = "00000000"
+    provider_vat: str = "NL000000000B01"
+    provider_address: str = "Keizersgracht 1, 1015 AA Amsterdam, NL"
+    contact: str = "api@agenda.example"
+    terms_version: str = "2026-11-01"
+
+    @property
+    def base_url(self) -> str:
+        """The REST root: the site URL with `/v1`."""
+        return f"{self.site_url}/v1"
+
+
+_BOOLEAN = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+
+
+def load(overrides: dict | None = None) -> Settings:
+    """Settings from the environment, then `overrides` (a dict of field names) on top."""
+    values: dict = {}
+    for field in dataclasses.fields(Settings):
+        raw = os.environ.get(f"AGENDA_{field.name.upper()}")
+        if raw is None:
+            continue
+        if field.type == "bool":
+            values[field.name] = _BOOLEAN[raw.strip().lower()]
+        elif field.type == "int":
+            values[field.name] = int(raw)
+        else:
+            values[field.name] = raw
+    values.update(overrides or {})
+    if not values.get("secret_key"):
+        # A per-process key keeps a demo working; cursors and hashes then do not survive
+        # a restart, which is why production sets AGENDA_SECRET_KEY.
+        values["secret_key"] = secrets.token_urlsafe(32)
+    values["site_url"] = values.get("site_url", Settings.site_url).rstrip("/")
+    return Settings(**values)

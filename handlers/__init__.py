@@ -1,0 +1,1 @@
+"""Thin functions Connexion calls, one module per OpenAPI tag."""

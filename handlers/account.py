@@ -1,0 +1,16 @@
+"""GET /me: the caller's token, organisation, limits and today's usage."""
+
+from agenda.request import caller, service, session
+from handlers import envelope
+from handlers.schemas import MeSchema
+from models import accounts
+
+me_schema = MeSchema()
+
+
+def get_me():
+    """The token, its organisation, its limits and today's usage per route."""
+    current = service()
+    me = accounts.describe_token(session(), caller(), usage=current.usage,
+                                 routes=sorted(set(current.routes.values())))
+    return envelope.private(me_schema.dump(me))

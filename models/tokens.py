@@ -1,0 +1,137 @@
+"""Live API tokens (`svc_live_...`): created in the portal or by `agenda token create`.
+
+Only a SHA-256 hash of a token is stored, with a short visible prefix to tell
+tokens apart; the token itself is shown once, when it is created.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import secrets
+
+from sqlalchemy import ForeignKey, Integer, String, select, update
+from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
+
+from models.db import Base, Timestamp, new_id, now
+from models.errors import BadRequest, Forbidden, NotFound, Unauthorized
+from models.organisations import Organisation
+
+LIVE_PREFIX = "svc_live_"
+SCOPES = ("read", "scan", "attendance", "tickets")
+VISIBLE_CHARS = 8
+# last_used_at is written at most this often, so that reads stay reads.
+LAST_USED_RESOLUTION = 60
+
+
+class ApiToken(Base):
+    """A live token of one organisation with one or more scopes."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    organisation_id: Mapped[str] = mapped_column(ForeignKey("organisations.id"), index=True)
+    name: Mapped[str] = mapped_column(String(120))
+    prefix: Mapped[str] = mapped_column(String(40), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    scopes: Mapped[str] = mapped_column(String(200))
+    # None: the default daily quota of the settings applies.
+    per_day: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[int] = mapped_column(Timestamp)
+    last_used_at: Mapped[int | None] = mapped_column(Timestamp, nullable=True)
+    revoked_at: Mapped[int | None] = mapped_column(Timestamp, nullable=True)
+
+    organisation: Mapped[Organisation] = relationship(lazy="joined")
+
+    @property
+    def scope_list(self) -> list[str]:
+        """The scopes in their canonical order."""
+        granted = set(self.scopes.split())
+        return [scope for scope in SCOPES if scope in granted]
+
+
+@dataclasses.dataclass(frozen=True)
+class Caller:
+    """Who is calling: what the security layer hands to handlers for one request."""
+
+    token_id: str
+    organisation_id: str
+    scopes: frozenset[str]
+    per_day: int | None
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_token(session: Session, *, organisation: Organisation, name: str,
+                 scopes: list[str], per_day: int | None = None) -> tuple[ApiToken, str]:
+    """A new live token; returns the record and the token, which is never stored."""
+    params = []
+    unknown = sorted(set(scopes) - set(SCOPES))
+    if unknown or not scopes:
+        params.append({"name": "scopes", "in": "body",
+                       "message": f"choose one or more of {', '.join(SCOPES)}"})
+    if "tickets" in scopes and not organisation.ticket_shop_url:
+        params.append({"name": "scopes", "in": "body",
+                       "message": "the tickets scope needs a link to the organisation's "
+                                  "own ticket shop"})
+    if not name.strip() or len(name) > 120:
+        params.append({"name": "name", "in": "body", "message": "1 to 120 characters"})
+    if per_day is not None and per_day < 1:
+        params.append({"name": "per_day", "in": "body", "message": "at least 1"})
+    if params:
+        raise BadRequest(params)
+    secret = secrets.token_urlsafe(32)
+    token = LIVE_PREFIX + secret
+    record = ApiToken(
+        id=new_id("tok"), organisation_id=organisation.id, name=name.strip(),
+        prefix=LIVE_PREFIX + secret[:VISIBLE_CHARS], token_hash=hash_token(token),
+        scopes=" ".join(scope for scope in SCOPES if scope in scopes), per_day=per_day,
+        created_at=now(),
+    )
+    session.add(record)
+    session.flush()
+    return record, token
+
+
+def authenticate(session: Session, token: str) -> Caller:
+    """The caller behind a bearer token; refuses unknown, revoked and suspended ones."""
+    if not token.startswith(LIVE_PREFIX):
+        raise Unauthorized("The bearer token is not a live API token.")
+    record = session.scalars(
+        select(ApiToken).where(ApiToken.token_hash == hash_token(token))
+    ).first()
+    if record is None or record.revoked_at is not None:
+        raise Unauthorized("The bearer token is unknown or revoked.")
+    if record.organisation.suspended:
+        raise Forbidden("The organisation of this token is suspended.")
+    current = now()
+    if record.last_used_at is None or current - record.last_used_at >= LAST_USED_RESOLUTION:
+        # Conditional, so concurrent requests write it once.
+        session.execute(
+            update(ApiToken)
+            .where(ApiToken.id == record.id,
+                   (ApiToken.last_used_at.is_(None))
+                   | (ApiToken.last_used_at <= current - LAST_USED_RESOLUTION))
+            .values(last_used_at=current)
+        )
+    return Caller(token_id=record.id, organisation_id=record.organisation_id,
+                  scopes=frozenset(record.scope_list), per_day=record.per_day)
+
+
+def get_token(session: Session, token_id: str) -> ApiToken:
+    """The token record behind a caller."""
+    return session.get(ApiToken, token_id)
+
+
+def revoke_token(session: Session, prefix: str) -> ApiToken:
+    """Revoke the token with this visible prefix; later use gets 401."""
+    record = session.scalars(select(ApiToken).where(ApiToken.prefix == prefix)).first()
+    if record is None:
+        raise NotFound("token", prefix)
+    if record.revoked_at is None:
+        record.revoked_at = now()
+        session.flush()
+    return record

@@ -1,0 +1,162 @@
+"""Bad input of every kind gets its documented status in the error envelope, never a 500."""
+
+import uuid
+
+import pytest
+
+
+def _error(response, status, code):
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error", "meta"}
+    assert body["error"]["code"] == code
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    assert body["meta"]["request_id"] == response.headers["x-request-id"]
+    assert "Traceback" not in response.text and "SELECT" not in response.text
+    return body["error"]
+
+
+def _params(error):
+    return {(p["name"], p["in"]) for p in error["details"]["params"]}
+
+
+def test_every_bad_query_parameter_is_named_at_once(client, auth):
+    response = client.get("/v1/events", headers=auth, params={
+        "limit": "0", "radius_km": "201", "lat": "91", "from": "2026-13-40",
+        "has_tickets": "maybe", "colour": "red", "genre": "Polka"})
+    error = _error(response, 400, "bad_request")
+    assert _params(error) == {("limit", "query"), ("radius_km", "query"), ("lat", "query"),
+                              ("from", "query"), ("has_tickets", "query"),
+                              ("colour", "query"), ("genre", "query")}
+    assert all(p["message"] for p in error["details"]["params"])
+
+
+@pytest.mark.parametrize(("query", "name"), [
+    ({"limit": "101"}, "limit"),
+    ({"limit": "abc"}, "limit"),
+    ({"max_price": "-0.01"}, "max_price"),
+    ({"lng": "180.5"}, "lng"),
+    ({"cursor": ""}, "cursor"),
+])
+def test_out_of_range_numbers_and_empty_values_are_400(client, auth, query, name):
+    error = _error(client.get("/v1/events", headers=auth, params=query), 400, "bad_request")
+    assert _params(error) == {(name, "query")}
+
+
+@pytest.mark.parametrize("limit", ["1", "100"])
+def test_limit_edges_are_accepted(client, auth, limit):
+    response = client.get("/v1/events", headers=auth, params={"limit": limit})
+    assert response.status_code != 400, response.text
+
+
+def test_unknown_route_is_404_in_the_envelope(client, auth):
+    _error(client.get("/v1/nothing-here", headers=auth), 404, "not_found")
+    _error(client.get("/nowhere"), 404, "not_found")
+
+
+def test_wrong_method_is_405_with_the_allowed_methods(client, auth):
+    response = client.delete("/v1/events/abc/external-sales", headers=auth)
+    _error(response, 405, "method_not_allowed")
+    assert set(response.headers["allow"].split(", ")) == {"GET", "HEAD", "POST"}
+    response = client.put("/v1/terms")
+    _error(response, 405, "method_not_allowed")
+    assert set(response.headers["allow"].split(", ")) == {"GET", "HEAD"}
+
+
+@pytest.mark.parametrize(("content", "content_type"), [
+    (b'{"code": ', "application/json"),
+    (b"\xff\xfe\xfa not utf-8", "application/json"),
+    (b"[1, 2", "application/json; charset=utf-8"),
+])
+def test_malformed_json_bodies_are_400(client, auth, content, content_type):
+    response = client.post("/v1/scan", headers={**auth, "Content-Type": content_type},
+                           content=content)
+    error = _error(response, 400, "bad_request")
+    assert _params(error) == {("body", "body")}
+
+
+def test_body_fields_are_named_by_their_json_path(client, auth):
+    response = client.post("/v1/events/e1/external-tickets", headers=auth,
+                           json={"source": "ticketcorner", "invite": "yes", "items": [], "x": 1})
+    error = _error(response, 400, "bad_request")
+    assert _params(error) == {("source", "body"), ("invite", "body"), ("items", "body"),
+                              ("x", "body")}
+
+
+def test_a_missing_body_is_400(client, auth):
+    error = _error(client.post("/v1/scan", headers={**auth, "Content-Type": "application/json"}),
+                   400, "bad_request")
+    assert error["details"]["params"]
+
+
+def test_a_wrong_content_type_is_415(client, auth):
+    response = client.post("/v1/scan", headers={**auth, "Content-Type": "text/plain"},
+                           content=b"code=ABCD")
+    _error(response, 415, "unsupported_media_type")
+
+
+def test_a_huge_body_is_413(client, auth):
+    huge = b'{"code": "' + b"A" * (1024 * 1024 + 10) + b'"}'
+    response = client.post("/v1/scan", headers={**auth, "Content-Type": "application/json"},
+                           content=huge)
+    _error(response, 413, "payload_too_large")
+
+
+def test_a_huge_chunked_body_is_413(client, auth):
+    def chunks():
+        yield b'{"code": "'
+        for _ in range(200):
+            yield b"A" * 8192
+        yield b'"}'
+
+    response = client.post("/v1/scan", headers={**auth, "Content-Type": "application/json"},
+                           content=chunks())
+    _error(response, 413, "payload_too_large")
+
+
+def test_an_accept_header_without_json_is_406(client, auth):
+    _error(client.get("/v1/me", headers={**auth, "Accept": "text/html"}), 406, "not_acceptable")
+    assert client.get("/v1/me", headers={**auth, "Accept": "application/json"}).status_code == 200
+    assert client.get("/v1/me", headers={**auth, "Accept": "text/html, */*;q=0.1"}).status_code == 200
+
+
+@pytest.mark.parametrize("odd", ["%00", "..%2F..%2Fetc", "%F0%9F%8E%A7", "a%20b", "'%3B--", "x" * 201])
+def test_path_ids_with_odd_characters_never_500(client, auth, odd):
+    response = client.get(f"/v1/events/{odd}", headers=auth)
+    assert response.status_code in (400, 404, 501), response.text
+    assert response.json()["error"]["code"] in ("bad_request", "not_found", "not_implemented")
+
+
+def test_a_well_formed_request_id_is_echoed_and_a_bad_one_replaced(client):
+    given = str(uuid.uuid4())
+    assert client.get("/v1/terms", headers={"X-Request-Id": given}).headers["x-request-id"] == given
+    replaced = client.get("/v1/terms", headers={"X-Request-Id": "<script>"})
+    assert replaced.headers["x-request-id"] != "<script>"
+    uuid.UUID(replaced.headers["x-request-id"])
+
+
+def test_an_unexpected_failure_is_500_without_internals(client, auth, app, monkeypatch, caplog):
+    from models import accounts
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(accounts, "describe_token", explode)
+    response = client.get("/v1/me", headers=auth)
+    error = _error(response, 500, "internal_error")
+    assert "secret internals" not in response.text
+    assert response.headers["x-request-id"] in caplog.text
+
+
+def test_an_unreachable_database_is_503_with_retry_after(client, auth, app, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+    from models import accounts
+
+    def unreachable(*args, **kwargs):
+        raise OperationalError("SELECT 1", {}, Exception("connection refused"))
+
+    monkeypatch.setattr(accounts, "describe_token", unreachable)
+    response = client.get("/v1/me", headers=auth)
+    _error(response, 503, "service_unavailable")
+    assert int(response.headers["retry-after"]) > 0

@@ -1,0 +1,96 @@
+"""Bearer tokens and scopes, enforced from the document's security requirements."""
+
+import pytest
+
+from models import tokens
+from tests.factories import OrganisationFactory
+
+
+def _error(response, status, code):
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["error"]["code"] == code
+    assert body["error"]["message"]
+    assert body["meta"]["request_id"] == response.headers["x-request-id"]
+    return body
+
+
+@pytest.mark.parametrize("header", [
+    None,
+    "",
+    "Bearer",
+    "Bearer ",
+    "Basic dXNlcjpwYXNz",
+    "Bearer svc_live_thisTokenDoesNotExist0000000000000000000",
+    "Bearer not-a-live-token",
+    "Bearer two words",
+    "svc_live_withoutScheme",
+])
+def test_missing_or_bad_authorization_is_401_with_a_bearer_challenge(client, header):
+    headers = {} if header is None else {"Authorization": header}
+    response = client.get("/v1/me", headers=headers)
+    _error(response, 401, "unauthorized")
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+def test_a_revoked_token_is_401(client, db, make_token):
+    token = make_token("read")
+    assert client.get("/v1/me", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    tokens.revoke_token(db, token[:17])
+    response = client.get("/v1/me", headers={"Authorization": f"Bearer {token}"})
+    _error(response, 401, "unauthorized")
+
+
+def test_a_suspended_organisation_gets_403_everywhere(client, make_token):
+    organisation = OrganisationFactory(suspended=True)
+    token = make_token("read", organisation=organisation)
+    for path in ("/v1/me", "/v1/events", "/v1/genres"):
+        _error(client.get(path, headers={"Authorization": f"Bearer {token}"}), 403, "forbidden")
+
+
+@pytest.mark.parametrize(("method", "path", "scope"), [
+    ("GET", "/v1/me", "read"),
+    ("GET", "/v1/events", "read"),
+    ("POST", "/v1/scan", "scan"),
+    ("GET", "/v1/events/e1/attendance", "attendance"),
+    ("GET", "/v1/events/e1/external-tickets", "tickets"),
+])
+def test_a_token_without_the_operation_scope_is_403(client, make_token, method, path, scope):
+    others = [s for s in tokens.SCOPES if s != scope]
+    token = make_token(*others)
+    response = client.request(method, path, headers={"Authorization": f"Bearer {token}"},
+                              json={"code": "ABCD1234"} if method == "POST" else None)
+    body = _error(response, 403, "forbidden")
+    assert scope in body["error"]["message"]
+    assert f'scope="{scope}"' in response.headers["www-authenticate"]
+
+
+def test_each_operation_asks_for_exactly_one_scope(app):
+    document = app.service.document
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method not in ("get", "post"):
+                continue
+            security = operation.get("security", document["security"])
+            if path in ("/terms", "/openapi.json"):
+                assert security == [], path
+                continue
+            assert len(security) == 1 and list(security[0]) == ["bearer"], path
+            assert len(security[0]["bearer"]) == 1, f"{method} {path}"
+
+
+def test_the_tickets_scope_needs_the_organisations_own_ticket_shop(db):
+    from models.errors import BadRequest
+
+    organisation = OrganisationFactory(ticket_shop_url=None)
+    with pytest.raises(BadRequest) as refused:
+        tokens.create_token(db, organisation=organisation, name="shop", scopes=["tickets"])
+    assert refused.value.params[0]["name"] == "scopes"
+
+
+def test_tokens_are_stored_only_as_a_hash(db, make_token):
+    token = make_token("read")
+    record = db.query(tokens.ApiToken).filter_by(prefix=token[:17]).one()
+    assert record.token_hash == tokens.hash_token(token)
+    assert token not in (record.token_hash, record.prefix, record.name)
+    assert len(token) >= len("svc_live_") + 32
