@@ -103,7 +103,7 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
         resolver=resolver,
         swagger_ui_options=connexion.options.SwaggerUIOptions(swagger_ui=False, serve_spec=False),
     )
-    service.pending = resolver.pending
+    service.pending = resolver.pending(service.routes)
     ErrorHandlers(service.allowed_methods).install(app)
     flask_app = app.app
     flask_app.extensions["agenda"] = service

@@ -20,10 +20,12 @@ tests/agenda/test_openapi.py fails when a Connexion upgrade breaks any of this.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 
 import connexion.spec
+import orjson
 import yaml
 from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import NonConformingResponseBody
@@ -43,18 +45,31 @@ CONNEXION_VERSION = "3.3.0"
 FORMATS = Draft202012Validator.FORMAT_CHECKER
 
 
+# Digests of documents already validated in this process: validation takes seconds.
+_validated: set[bytes] = set()
+
+
+def validate_31(document: dict) -> None:
+    """Check `document` as OpenAPI 3.1 (once per distinct document in a process)."""
+    digest = hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).digest()
+    if digest in _validated:
+        return
+    validate_openapi(copy.deepcopy(document), cls=OpenAPIV31SpecValidator)
+    _validated.add(digest)
+
+
 def load_document(base_url: str) -> dict:
     """The OpenAPI document, checked as 3.1, with `servers` set to `base_url`."""
     with DOCUMENT.open(encoding="utf-8") as handle:
         document = yaml.safe_load(handle)
     document["servers"] = [{"url": base_url, "description": "this deployment"}]
-    validate_openapi(document, cls=OpenAPIV31SpecValidator)
+    validate_31(document)
     return document
 
 
 def _validate_spec_31(cls, spec: dict) -> None:
     """Connexion's `_validate_spec`, for OpenAPI 3.1 documents."""
-    validate_openapi(copy.deepcopy(spec), cls=OpenAPIV31SpecValidator)
+    validate_31(spec)
 
 
 def install() -> None:
@@ -63,18 +78,18 @@ def install() -> None:
 
 
 class PendingResolver(Resolver):
-    """Resolves operationIds; those without a handler yet answer 501 and are listed."""
-
-    def __init__(self):
-        super().__init__()
-        self.pending: list[str] = []
+    """Resolves operationIds; those without a handler yet answer 501."""
 
     def resolve_function_from_operation_id(self, operation_id):
         try:
             return super().resolve_function_from_operation_id(operation_id)
         except ResolverError:
-            self.pending.append(operation_id)
             return _not_implemented
+
+    def pending(self, operation_ids) -> list[str]:
+        """The operationIds that have no handler yet."""
+        return sorted(o for o in operation_ids
+                      if self.resolve_function_from_operation_id(o) is _not_implemented)
 
 
 def _not_implemented(**_kwargs):
