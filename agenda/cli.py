@@ -15,12 +15,16 @@ from models.errors import DomainError
 
 
 class _Database:
-    """The configured database, opened on demand by a command."""
+    """The configured database for one command; closed when the command ends."""
 
-    def __init__(self):
+    def __enter__(self):
         self.settings = load()
         self.engine = make_engine(self.settings.database_url)
         self.sessions = make_sessionmaker(self.engine)
+        return self
+
+    def __exit__(self, *_exc):
+        self.engine.dispose()
 
 
 def _fail(error: DomainError):
@@ -42,9 +46,9 @@ def db():
 @db.command("upgrade")
 def db_upgrade():
     """Apply every pending migration."""
-    database = _Database()
-    migrate.upgrade(database.engine)
-    click.echo(f"database is up to date: {database.engine.url.render_as_string()}")
+    with _Database() as database:
+        migrate.upgrade(database.engine)
+        click.echo(f"database is up to date: {database.engine.url.render_as_string()}")
 
 
 @main.group()
@@ -58,9 +62,8 @@ def organisation():
 @click.option("--suspended", is_flag=True, help="Create it suspended (refused everywhere).")
 def organisation_create(name, ticket_shop, suspended):
     """Create an organisation; prints its id."""
-    database = _Database()
     try:
-        with database.sessions.begin() as session:
+        with _Database() as database, database.sessions.begin() as session:
             created = organisations.create_organisation(
                 session, name=name, ticket_shop_url=ticket_shop, suspended=suspended)
             click.echo(created.id)
@@ -80,9 +83,8 @@ def token():
 @click.option("--per-day", type=click.IntRange(min=1), help="Daily quota (default 10,000).")
 def token_create(organisation_key, scopes, name, per_day):
     """Create a token; the token alone is the last line of the output."""
-    database = _Database()
     try:
-        with database.sessions.begin() as session:
+        with _Database() as database, database.sessions.begin() as session:
             owner = organisations.get_organisation(session, organisation_key)
             record, secret = tokens.create_token(
                 session, organisation=owner, name=name,
@@ -98,9 +100,8 @@ def token_create(organisation_key, scopes, name, per_day):
 @click.argument("prefix")
 def token_revoke(prefix):
     """Revoke the token with this visible prefix."""
-    database = _Database()
     try:
-        with database.sessions.begin() as session:
+        with _Database() as database, database.sessions.begin() as session:
             record = tokens.revoke_token(session, prefix)
             click.echo(f"revoked {record.prefix}")
     except DomainError as error:
@@ -132,27 +133,36 @@ DEMO_ORGANISATION = "Demo Nights"
 DEMO_SCOPES = ("read", "scan", "attendance", "tickets")
 
 
+def _demo_tokens(session) -> dict[str, str]:
+    """The demo organisation (created once) and a new token per scope."""
+    owner = organisations.find_organisation(session, DEMO_ORGANISATION)
+    if owner is None:
+        owner = organisations.create_organisation(
+            session, name=DEMO_ORGANISATION, verified=True,
+            ticket_shop_url="https://shop.demo-nights.example",
+            bio="Club nights and festivals across the Netherlands and Belgium.",
+            website="https://demo-nights.example")
+    return {scope: tokens.create_token(session, organisation=owner, name=f"demo {scope}",
+                                       scopes=[scope])[1]
+            for scope in DEMO_SCOPES}
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True, type=int)
 def demo(host, port):
-    """Migrate, create demo data and tokens when the database is empty, print them, serve."""
+    """Migrate, create the demo organisation once and fresh tokens per scope, print, serve.
+
+    Tokens are shown only when created, so every run mints a new set to print.
+    """
     os.environ.setdefault("AGENDA_SITE_URL", f"http://{host}:{port}")
-    database = _Database()
-    migrate.upgrade(database.engine)
-    with database.sessions.begin() as session:
-        owner = organisations.find_organisation(session, DEMO_ORGANISATION)
-        if owner is None:
-            owner = organisations.create_organisation(
-                session, name=DEMO_ORGANISATION, verified=True,
-                ticket_shop_url="https://shop.demo-nights.example",
-                bio="Club nights and festivals across the Netherlands and Belgium.",
-                website="https://demo-nights.example")
-        minted = {scope: tokens.create_token(session, organisation=owner,
-                                             name=f"demo {scope}", scopes=[scope])[1]
-                  for scope in DEMO_SCOPES}
-    base = f"{database.settings.site_url}/v1"
-    click.echo(f"\nEvent Agenda Service demo on {database.settings.database_url}")
+    with _Database() as database:
+        migrate.upgrade(database.engine)
+        with database.sessions.begin() as session:
+            minted = _demo_tokens(session)
+    settings = database.settings
+    base = f"{settings.site_url}/v1"
+    click.echo(f"\nEvent Agenda Service demo on {settings.database_url}")
     click.echo(f"Organisation: {DEMO_ORGANISATION}. New tokens, one per scope (shown once):")
     for scope, secret in minted.items():
         click.echo(f"  {scope:<10} {secret}")

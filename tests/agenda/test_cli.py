@@ -1,0 +1,72 @@
+"""The `agenda` command line: organisations, tokens, migrations."""
+
+import uuid
+
+from click.testing import CliRunner
+
+from agenda.cli import main
+
+
+def _run(database_url, *args):
+    runner = CliRunner()
+    return runner.invoke(main, list(args), env={"AGENDA_DATABASE_URL": database_url},
+                         catch_exceptions=False)
+
+
+def test_db_upgrade_is_idempotent(database_url):
+    assert _run(database_url, "db", "upgrade").exit_code == 0
+    assert _run(database_url, "db", "upgrade").exit_code == 0
+
+
+def test_a_created_token_is_the_last_line_and_works(database_url, app):
+    name = f"CLI Club {uuid.uuid4().hex[:8]}"
+    created = _run(database_url, "organisation", "create", name, "--ticket-shop",
+                   "https://shop.example")
+    assert created.exit_code == 0, created.output
+    organisation_id = created.output.strip()
+    result = _run(database_url, "token", "create", "--organisation", name,
+                  "--scopes", "read,tickets", "--name", "door laptop", "--per-day", "50")
+    assert result.exit_code == 0, result.output
+    token = result.output.strip().splitlines()[-1]
+    assert token.startswith("svc_live_") and len(token) >= 41
+    with app.test_client() as client:
+        me = client.get("/v1/me", headers={"Authorization": f"Bearer {token}"}).json()["data"]
+    assert me["organisation"]["id"] == organisation_id
+    assert me["token"]["scopes"] == ["read", "tickets"]
+    assert me["rate_limit"]["per_day"] == 50
+
+    revoked = _run(database_url, "token", "revoke", token[:17])
+    assert revoked.exit_code == 0, revoked.output
+    with app.test_client() as client:
+        assert client.get("/v1/me", headers={"Authorization": f"Bearer {token}"}).status_code == 401
+
+
+def test_tickets_scope_is_refused_without_a_ticket_shop(database_url):
+    name = f"No Shop {uuid.uuid4().hex[:8]}"
+    assert _run(database_url, "organisation", "create", name).exit_code == 0
+    result = _run(database_url, "token", "create", "--organisation", name,
+                  "--scopes", "tickets", "--name", "x")
+    assert result.exit_code != 0
+    assert "ticket shop" in result.output
+
+
+def test_unknown_scopes_and_organisations_are_refused(database_url):
+    result = _run(database_url, "token", "create", "--organisation", "nobody-at-all",
+                  "--scopes", "read", "--name", "x")
+    assert result.exit_code != 0 and "No organisation" in result.output
+    name = f"Scopes {uuid.uuid4().hex[:8]}"
+    _run(database_url, "organisation", "create", name)
+    result = _run(database_url, "token", "create", "--organisation", name,
+                  "--scopes", "read,admin", "--name", "x")
+    assert result.exit_code != 0 and "scopes" in result.output
+
+
+def test_a_suspended_organisation_can_be_created(database_url, app):
+    name = f"Suspended {uuid.uuid4().hex[:8]}"
+    assert _run(database_url, "organisation", "create", name, "--suspended").exit_code == 0
+    result = _run(database_url, "token", "create", "--organisation", name, "--scopes", "read",
+                  "--name", "x")
+    token = result.output.strip().splitlines()[-1]
+    with app.test_client() as client:
+        response = client.get("/v1/me", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 403
