@@ -1,3 +1,3 @@
 """Imports every model module so that `Base.metadata` knows every table."""
 
-from models import organisations, tokens  # noqa: F401
+from models import artists, events, genres, organisations, releases, tokens, venues  # noqa: F401

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import factory
 from factory.alchemy import SQLAlchemyModelFactory
 
+from models.artists import Artist
 from models.db import new_id, now
+from models.events import Event, EventArtist, EventGenre, denormalize
 from models.organisations import Organisation
+from models.releases import Release, ReleaseArtist
+from models.text import fold
+from models.venues import Venue
 
 
 class _Base(SQLAlchemyModelFactory):
@@ -33,7 +40,146 @@ class OrganisationFactory(_Base):
     created_at = factory.LazyFunction(now)
 
 
+class VenueFactory(_Base):
+    """A venue in Amsterdam unless told otherwise."""
+
+    class Meta:
+        model = Venue
+
+    id = factory.LazyFunction(lambda: new_id("ven"))
+    name = factory.Sequence(lambda n: f"Venue {n}")
+    name_key = factory.LazyAttribute(lambda venue: fold(venue.name))
+    city = "Amsterdam"
+    city_key = factory.LazyAttribute(lambda venue: fold(venue.city))
+    country = "NL"
+    area = "Centrum"
+    address = "Straat 1"
+    website = "https://venue.example"
+    image_url = "https://img.example/venue.jpg"
+    lat = 52.3676
+    lng = 4.9041
+    tags = factory.LazyFunction(lambda: ["club"])
+    rating = 4.2
+    reviews_count = 10
+    info = "A club."
+    accessibility = "Step-free entrance."
+    rules = factory.LazyFunction(lambda: ["No photos on the dancefloor"])
+    rules_url = "https://venue.example/rules"
+    facts = factory.LazyFunction(lambda: {"capacity": 800, "lockers": "yes"})
+    source = "test"
+    source_url = "https://source.example/venue"
+    updated_at = factory.LazyFunction(now)
+
+
+class ArtistFactory(_Base):
+    """A Dutch techno artist unless told otherwise."""
+
+    class Meta:
+        model = Artist
+
+    id = factory.LazyFunction(lambda: new_id("art"))
+    name = factory.Sequence(lambda n: f"Artist {n}")
+    name_key = factory.LazyAttribute(lambda artist: fold(artist.name))
+    genre = "Techno"
+    country = "NL"
+    city = "Rotterdam"
+    image_url = "https://img.example/artist.jpg"
+    verified = False
+    links = factory.LazyFunction(lambda: {"soundcloud": "https://soundcloud.example/a"})
+    bio = "Plays records."
+    aliases = factory.LazyFunction(list)
+    agency = None
+    source = "test"
+    source_url = "https://source.example/artist"
+    updated_at = factory.LazyFunction(now)
+
+
+class EventFactory(_Base):
+    """An approved event tomorrow at a new venue, by a new organisation.
+
+    `genres=["Techno"]` and `lineup=[artist, ...]` set the bill; the venue copies are
+    written by the domain's `denormalize`, as the import does.
+    """
+
+    class Meta:
+        model = Event
+
+    id = factory.LazyFunction(lambda: new_id("evt"))
+    title = factory.Sequence(lambda n: f"Night {n}")
+    slug = factory.LazyAttribute(lambda event: f"{fold(event.title).replace(' ', '-')}-{event.id[-6:]}")
+    date = factory.LazyFunction(lambda: dt.date.today() + dt.timedelta(days=1))
+    end_date = None
+    start = "23:00"
+    end = "06:00"
+    timezone = "Europe/Amsterdam"
+    status = "approved"
+    cancelled = False
+    cancel_reason = None
+    postponed_to = None
+    price = 15.0
+    price_max = 25.0
+    currency = "EUR"
+    age = 18
+    ticket_url = "https://tickets.example/night"
+    artwork_url = "https://img.example/night.jpg"
+    venue = factory.SubFactory(VenueFactory)
+    organisation = factory.SubFactory(OrganisationFactory)
+    description = "All night long."
+    timetable = factory.LazyFunction(dict)
+    maps = factory.LazyFunction(list)
+    rules = factory.LazyFunction(list)
+    dress = None
+    source = "test"
+    source_url = "https://source.example/event"
+    updated_at = factory.LazyFunction(now)
+    festival_key = None
+    season = None
+    external_ticketing = False
+
+    @classmethod
+    def _create(cls, model_class, *args, genre_names=("Techno",), acts=(), **kwargs):
+        session = cls._meta.sqlalchemy_session
+        event = model_class(*args, **kwargs)
+        event.genres = [EventGenre(genre=name, position=i) for i, name in enumerate(genre_names)]
+        event.lineup = [EventArtist(artist_id=artist.id, name=artist.name, position=i)
+                        for i, artist in enumerate(acts)]
+        denormalize(event)
+        session.add(event)
+        session.flush()
+        return event
+
+
+class ReleaseFactory(_Base):
+    """A single released a week ago, by the artists given as `credits`."""
+
+    class Meta:
+        model = Release
+
+    id = factory.LazyFunction(lambda: new_id("rel"))
+    title = factory.Sequence(lambda n: f"Track {n}")
+    type = "single"
+    release_date = factory.LazyFunction(lambda: dt.date.today() - dt.timedelta(days=7))
+    genre = "Techno"
+    spotify_url = "https://open.spotify.example/track/1"
+    apple_music_url = None
+    cover_url = "https://img.example/cover.jpg"
+    source = "test"
+    source_url = "https://source.example/release"
+    updated_at = factory.LazyFunction(now)
+
+    @classmethod
+    def _create(cls, model_class, *args, credits=(), **kwargs):
+        session = cls._meta.sqlalchemy_session
+        release = model_class(*args, **kwargs)
+        release.artists = [ReleaseArtist(artist_id=artist.id, position=i)
+                           for i, artist in enumerate(credits)]
+        session.add(release)
+        session.flush()
+        return release
+
+
 def bind(session) -> None:
     """Make every factory create its objects in `session`."""
-    for factory_class in (OrganisationFactory,):
+    for factory_class in (OrganisationFactory, VenueFactory, ArtistFactory, EventFactory,
+                          ReleaseFactory):
         factory_class._meta.sqlalchemy_session = session

@@ -1,0 +1,49 @@
+"""The fixed genre list: its names are the only values the `genre` parameters accept.
+
+The same list is the `GenreName` enum of the OpenAPI document and is seeded by
+migration 0002; tests/models/test_genres.py keeps the three in step.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Integer, String, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from models.db import Base
+
+# (name, group), in the order of the list.
+GENRES: tuple[tuple[str, str], ...] = (
+    ("House", "House"), ("Deep House", "House"), ("Tech House", "House"),
+    ("Progressive House", "House"), ("Afro House", "House"),
+    ("Melodic House & Techno", "House"), ("Disco", "Disco"), ("Nu Disco", "Disco"),
+    ("Italo Disco", "Disco"),
+    ("Techno", "Techno"), ("Hard Techno", "Techno"), ("Minimal", "Techno"),
+    ("Acid", "Techno"), ("Industrial", "Techno"),
+    ("Trance", "Trance"), ("Psytrance", "Trance"),
+    ("Hardstyle", "Hard dance"), ("Hardcore", "Hard dance"), ("Uptempo", "Hard dance"),
+    ("Frenchcore", "Hard dance"),
+    ("Drum & Bass", "Bass"), ("Jungle", "Bass"), ("Dubstep", "Bass"), ("UK Garage", "Bass"),
+    ("Bass House", "Bass"), ("Electro", "Bass"),
+    ("Hip-Hop", "Urban"), ("R&B", "Urban"), ("Afrobeats", "Urban"), ("Amapiano", "Urban"),
+    ("Dancehall", "Urban"), ("Reggaeton", "Urban"), ("Latin", "Urban"),
+    ("Ambient", "Other"), ("Pop", "Other"),
+)
+
+
+class Genre(Base):
+    """One genre of the fixed list."""
+
+    __tablename__ = "genres"
+
+    slug: Mapped[str] = mapped_column(String(60), primary_key=True)
+    name: Mapped[str] = mapped_column(String(60), unique=True)
+    group: Mapped[str] = mapped_column(String(60))
+    position: Mapped[int] = mapped_column(Integer, unique=True)
+
+
+def list_genres(session: Session, *, after: int | None, limit: int) -> list[Genre]:
+    """The genres in list order, after position `after` (keyset), at most `limit`."""
+    query = select(Genre).order_by(Genre.position).limit(limit)
+    if after is not None:
+        query = query.where(Genre.position > after)
+    return list(session.scalars(query))
