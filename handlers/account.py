@@ -2,7 +2,7 @@
 
 from agenda.request import caller, service, session
 from handlers import envelope
-from handlers.schemas import MeSchema
+from handlers.schemas.account import MeSchema
 from models import accounts
 
 me_schema = MeSchema()

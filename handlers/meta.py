@@ -4,7 +4,7 @@ from flask import Response
 
 from agenda.request import service, settings
 from handlers import envelope
-from handlers.schemas import TermsSchema
+from handlers.schemas.terms import TermsSchema
 
 terms_schema = TermsSchema()
 

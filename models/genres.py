@@ -10,6 +10,7 @@ from sqlalchemy import Integer, String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base
+from models.paging import Page, keyset_page
 
 # (name, group), in the order of the list.
 GENRES: tuple[tuple[str, str], ...] = (
@@ -41,9 +42,7 @@ class Genre(Base):
     position: Mapped[int] = mapped_column(Integer, unique=True)
 
 
-def list_genres(session: Session, *, after: int | None, limit: int) -> list[Genre]:
-    """The genres in list order, after position `after` (keyset), at most `limit`."""
-    query = select(Genre).order_by(Genre.position).limit(limit)
-    if after is not None:
-        query = query.where(Genre.position > after)
-    return list(session.scalars(query))
+def list_genres(session: Session, *, after: list | None, limit: int) -> Page:
+    """The genres in list order, from after keyset position `after`."""
+    return keyset_page(session, select(Genre), order=[Genre.position], after=after,
+                       limit=limit, key_of=lambda genre: (genre.position,))

@@ -10,6 +10,7 @@ import os
 import pytest
 import schemathesis
 from schemathesis.config import SchemathesisConfig
+from schemathesis.core.parameters import ParameterLocation
 
 EXAMPLES = int(os.environ.get("AGENDA_CONTRACT_EXAMPLES", "30"))
 SEED = int(os.environ.get("AGENDA_CONTRACT_SEED", "20261125"))
@@ -27,7 +28,6 @@ PENDING = {
     "handlers.artists.get_artist",
     "handlers.organisations.list_organisations",
     "handlers.organisations.get_organisation",
-    "handlers.genres.list_genres",
     "handlers.radar.list_releases",
     "handlers.badges.list_badges",
     "handlers.badges.list_user_badges",
@@ -58,4 +58,9 @@ def test_the_pending_list_names_exactly_the_unimplemented_operations(app):
 @pytest.mark.contract
 @schema.parametrize()
 def test_every_implemented_operation_keeps_the_contract(case, auth):
+    query = case.query or {}
+    if "cursor" in query and not case.meta.is_negative_at(ParameterLocation.QUERY):
+        # A valid cursor is signed by the server; clients never make one up, so a
+        # made-up one is not "positive" data. Negative runs still send garbage cursors.
+        del query["cursor"]
     case.call_and_validate(headers=auth)

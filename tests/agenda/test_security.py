@@ -44,7 +44,7 @@ def test_a_revoked_token_is_401(client, db, make_token):
 def test_a_suspended_organisation_gets_403_everywhere(client, make_token):
     organisation = OrganisationFactory(suspended=True)
     token = make_token("read", organisation=organisation)
-    for path in ("/v1/me", "/v1/events", "/v1/genres"):
+    for path in ("/v1/me", "/v1/events", "/v1/genres", "/v1/cities"):
         _error(client.get(path, headers={"Authorization": f"Bearer {token}"}), 403, "forbidden")
 
 

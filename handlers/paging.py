@@ -1,0 +1,21 @@
+"""Cursors of the REST lists: decode the request's cursor, encode the next one."""
+
+from __future__ import annotations
+
+from agenda import cursors
+from agenda.request import settings
+from models.paging import Page
+
+
+def after(cursor: str | None, *, kind: str, filters: dict) -> list | None:
+    """The keyset position of `cursor` (None for the first page)."""
+    if cursor is None:
+        return None
+    return cursors.decode(settings().secret_key, cursor, kind=kind, filters=filters)
+
+
+def next_cursor(page: Page, *, kind: str, filters: dict) -> str | None:
+    """`meta.next_cursor` for the page after `page`."""
+    if page.next_key is None:
+        return None
+    return cursors.encode(settings().secret_key, kind=kind, filters=filters, key=page.next_key)

@@ -1,0 +1,34 @@
+"""`Me`: the caller's own token, organisation, limits and usage."""
+
+from marshmallow import Schema, fields
+
+from handlers.schemas.organisations import OrganisationSchema
+
+
+class TokenSchema(Schema):
+    """`Me.token`: the caller's own token, without its secret."""
+
+    id = fields.String()
+    name = fields.String()
+    prefix = fields.String()
+    scopes = fields.List(fields.String(), attribute="scope_list")
+    created_at = fields.Integer()
+    last_used_at = fields.Function(lambda token: token.last_used_at or token.created_at)
+
+
+class RateLimitSchema(Schema):
+    """`Me.rate_limit`."""
+
+    per_minute = fields.Integer()
+    remaining_this_minute = fields.Integer()
+    per_day = fields.Integer()
+    used_today = fields.Integer()
+
+
+class MeSchema(Schema):
+    """`Me`: the token, its organisation, limits and today's usage."""
+
+    token = fields.Nested(TokenSchema)
+    organisation = fields.Nested(OrganisationSchema)
+    rate_limit = fields.Nested(RateLimitSchema)
+    usage_today = fields.List(fields.Dict())
