@@ -7,10 +7,18 @@ request). Domain code calls `flush()`, never `commit()`.
 
 from __future__ import annotations
 
-from connexion.context import context
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+from connexion.context import _operation, context
 from flask import current_app, g, request
 
+from models.errors import NotFound
 from models.tokens import Caller
+
+AMSTERDAM = ZoneInfo("Europe/Amsterdam")
+# Flask endpoints outside the OpenAPI document (served at the site root).
+SITE_ENDPOINTS = {"healthz"}
 
 
 def service():
@@ -35,6 +43,11 @@ def caller() -> Caller:
     return context["token_info"]["caller"]
 
 
+def today() -> dt.date:
+    """Today's date in Europe/Amsterdam, the agenda's calendar."""
+    return dt.datetime.now(AMSTERDAM).date()
+
+
 def request_id() -> str:
     """The id of this request (also sent as X-Request-Id)."""
     return request.headers.get("X-Request-Id", "")
@@ -42,6 +55,13 @@ def request_id() -> str:
 
 def install(flask_app) -> None:
     """Commit or roll back the request's session around each request."""
+
+    @flask_app.before_request
+    def _only_routed_requests():
+        # A path Connexion's router did not match (odd characters in an id) must not
+        # reach a handler through Flask's own, more lenient, router.
+        if request.endpoint not in SITE_ENDPOINTS and _operation.get(None) is None:
+            raise NotFound()
 
     @flask_app.after_request
     def _commit(response):

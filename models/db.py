@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 
@@ -37,6 +38,14 @@ def now() -> int:
     return int(time.time())
 
 
+def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
+    """Great-circle distance in km (PostgreSQL has the same function, from migration 0002)."""
+    a = (math.sin(math.radians(lat2 - lat1) / 2) ** 2
+         + math.cos(math.radians(lat1)) * math.cos(math.radians(lat2))
+         * math.sin(math.radians(lng2 - lng1) / 2) ** 2)
+    return 12742.0 * math.asin(math.sqrt(a))
+
+
 def make_engine(url: str, *, pool_size: int = 10) -> Engine:
     """An engine for `url`: SQLite with foreign keys and WAL, PostgreSQL with a sized pool."""
     if url.startswith("sqlite"):
@@ -50,6 +59,7 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
                 cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
+            dbapi_connection.create_function("haversine_km", 4, haversine_km, deterministic=True)
 
         return engine
     # Connexion runs sync handlers on 10 threads per process: one connection each, a few spare.

@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import JSON, Boolean, Date, Float, ForeignKey, Index, Integer, String, Text
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+import dataclasses
+import math
+
+from sqlalchemy import (JSON, Boolean, Date, Float, ForeignKey, Index, Integer, String, Text,
+                        and_, func, not_, or_, select)
+from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from models.db import Base, Timestamp
+from models.errors import BadRequest, NotFound
+from models.paging import Page, keyset_page
 from models.organisations import Organisation
-from models.text import fold
+from models.text import fold, like_pattern
 from models.venues import Venue
 
 STATUSES = ("draft", "pending", "approved", "rejected")
@@ -132,3 +138,122 @@ def denormalize(event: Event) -> None:
         genre.date, genre.start = event.date, event.start
     for act in event.lineup:
         act.date = event.date
+
+
+@dataclasses.dataclass(frozen=True)
+class EventFilters:
+    """The filters of GET /events (and the MCP search tool), all ANDed."""
+
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+    city: str | None = None
+    genre: str | None = None
+    venue_id: str | None = None
+    artist_id: str | None = None
+    organisation_id: str | None = None
+    q: str | None = None
+    has_tickets: bool | None = None
+    max_price: float | None = None
+    min_price: float | None = None
+    lat: float | None = None
+    lng: float | None = None
+    radius_km: int | None = None
+
+    def binding(self) -> dict:
+        """The filters a cursor is bound to (those given, as strings)."""
+        return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
+
+    def check(self) -> None:
+        """Refuse combinations no query can answer, naming every bad parameter."""
+        params = []
+        if (self.lat is None) != (self.lng is None):
+            missing = "lng" if self.lng is None else "lat"
+            params.append({"name": missing, "in": "query",
+                           "message": "lat and lng go together"})
+        if self.radius_km is not None and self.lat is None and self.lng is None:
+            params.append({"name": "radius_km", "in": "query", "message": "needs lat and lng"})
+        if self.date_from and self.date_to and self.date_to < self.date_from:
+            params.append({"name": "to", "in": "query", "message": "is before from"})
+        if (self.min_price is not None and self.max_price is not None
+                and self.min_price > self.max_price):
+            params.append({"name": "min_price", "in": "query", "message": "is above max_price"})
+        if params:
+            raise BadRequest(params)
+
+
+DEFAULT_RADIUS_KM = 25
+KM_PER_DEGREE = 111.32
+
+
+def list_events(session: Session, *, filters: EventFilters, today: dt.date,
+                after: list | None, limit: int) -> Page:
+    """Approved events matching `filters`, soonest first (date, start, id), one page."""
+    filters.check()
+    date_from = filters.date_from or today
+    query = select(Event).where(Event.status == "approved")
+    # The list's order; a genre or artist filter walks its own ordered index instead.
+    order_date, order_start, order_id = Event.date, Event.start, Event.id
+    if filters.genre is not None:
+        query = query.join(EventGenre, and_(EventGenre.event_id == Event.id,
+                                            EventGenre.genre == filters.genre))
+        order_date, order_start, order_id = EventGenre.date, EventGenre.start, EventGenre.event_id
+    if filters.artist_id is not None:
+        query = query.join(EventArtist, and_(EventArtist.event_id == Event.id,
+                                             EventArtist.artist_id == filters.artist_id))
+    # Multi-day events overlap the window; the span bound lets the scan start near `from`.
+    query = query.where(order_date >= date_from - dt.timedelta(days=MAX_SPAN_DAYS),
+                        Event.last_date >= date_from)
+    if filters.date_to is not None:
+        query = query.where(order_date <= filters.date_to)
+    if filters.city is not None:
+        query = query.where(Event.city_key == fold(filters.city))
+    if filters.venue_id is not None:
+        query = query.where(Event.venue_id == filters.venue_id)
+    if filters.organisation_id is not None:
+        query = query.where(Event.organisation_id == filters.organisation_id)
+    if filters.q is not None:
+        query = query.where(Event.search_key.like(like_pattern(fold(filters.q)), escape="\\"))
+    if filters.has_tickets is not None:
+        sellable = and_(Event.ticket_url.is_not(None), Event.ticket_url != "",
+                        Event.cancelled.is_(False), Event.last_date >= today)
+        query = query.where(sellable if filters.has_tickets else not_(sellable))
+    if filters.max_price is not None:
+        query = query.where(Event.price.is_not(None), Event.price <= filters.max_price)
+    if filters.min_price is not None and filters.min_price > 0:
+        query = query.where(Event.price.is_not(None), Event.price >= filters.min_price)
+    if filters.lat is not None and filters.lng is not None:
+        query = query.where(*_within(filters.lat, filters.lng,
+                                     filters.radius_km or DEFAULT_RADIUS_KM))
+    after_key = None if after is None else (dt.date.fromisoformat(after[0]), after[1], after[2])
+    return keyset_page(session, query, order=[order_date, order_start, order_id],
+                       after=after_key, limit=limit,
+                       key_of=lambda event: (event.date, event.start, event.id))
+
+
+def _within(lat: float, lng: float, radius_km: float) -> list:
+    """Conditions for a venue within `radius_km`: a bounding box (indexed), then the distance."""
+    dlat = radius_km / KM_PER_DEGREE
+    dlng = radius_km / (KM_PER_DEGREE * max(math.cos(math.radians(lat)), 0.01))
+    return [
+        Event.lat.between(lat - dlat, lat + dlat),
+        Event.lng.between(lng - dlng, lng + dlng),
+        func.haversine_km(lat, lng, Event.lat, Event.lng) <= radius_km,
+    ]
+
+
+def get_event(session: Session, key: str) -> Event:
+    """The approved event with this id or slug; `NotFound` otherwise."""
+    event = session.scalars(
+        select(Event).where(or_(Event.id == key, Event.slug == key), Event.status == "approved")
+    ).first()
+    if event is None:
+        raise NotFound("event", key)
+    return event
+
+
+def upcoming_for_artist(session: Session, artist_id: str, *, today: dt.date,
+                        limit: int = 10) -> list[Event]:
+    """The artist's next approved events in NL and BE (from today), soonest first."""
+    page = list_events(session, filters=EventFilters(artist_id=artist_id), today=today,
+                       after=None, limit=limit)
+    return page.items

@@ -223,6 +223,15 @@ def upgrade() -> None:
     ])
 
     if op.get_bind().dialect.name == "postgresql":
+        # Great-circle distance in km; SQLite gets the same function from models/db.py.
+        op.execute("""
+            CREATE FUNCTION haversine_km(lat1 float8, lng1 float8, lat2 float8, lng2 float8)
+            RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+              SELECT 12742.0 * asin(sqrt(
+                sin(radians(lat2 - lat1) / 2) ^ 2
+                + cos(radians(lat1)) * cos(radians(lat2)) * sin(radians(lng2 - lng1) / 2) ^ 2))
+            $$
+        """)
         # Substring search (q) over folded keys: trigram indexes serve LIKE '%...%'.
         op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
         for table, column in (("events", "search_key"), ("venues", "name_key"),
@@ -236,6 +245,7 @@ def downgrade() -> None:
         for name in ("ix_events_search_key_trgm", "ix_venues_name_key_trgm",
                      "ix_artists_name_key_trgm"):
             op.execute(f"DROP INDEX IF EXISTS {name}")
+        op.execute("DROP FUNCTION IF EXISTS haversine_km")
     with op.batch_alter_table('event_genres', schema=None) as batch_op:
         batch_op.drop_index('ix_event_genres_order')
 

@@ -1,0 +1,73 @@
+"""`EventSummary` and `EventDetail`."""
+
+from marshmallow import Schema, fields
+
+from handlers.schemas import site_url
+
+
+class VenueRefSchema(Schema):
+    """`VenueRef`: the venue inside an event."""
+
+    id = fields.String()
+    name = fields.String()
+    city = fields.String()
+    address = fields.String()
+    lat = fields.Float()
+    lng = fields.Float()
+
+
+class OrganisationRefSchema(Schema):
+    """`OrganisationRef`: the organiser inside an event."""
+
+    id = fields.String()
+    name = fields.String()
+
+
+class EventSummarySchema(Schema):
+    """`EventSummary`: an event in lists and inside artist detail."""
+
+    id = fields.String()
+    slug = fields.String()
+    title = fields.String()
+    date = fields.Date()
+    end_date = fields.Date(allow_none=True)
+    start = fields.String()
+    end = fields.String()
+    timezone = fields.String()
+    status = fields.String()
+    cancelled = fields.Boolean()
+    cancel_reason = fields.String(allow_none=True)
+    postponed_to = fields.Date(allow_none=True)
+    genres = fields.List(fields.String(), attribute="genre_names")
+    price = fields.Float(allow_none=True)
+    price_max = fields.Float(allow_none=True)
+    currency = fields.String()
+    age = fields.Integer()
+    ticket_url = fields.String(allow_none=True)
+    artwork_url = fields.String()
+    venue = fields.Nested(VenueRefSchema)
+    organisation = fields.Nested(OrganisationRefSchema)
+    # Public pages of events are addressed by slug.
+    url = fields.Function(lambda event: f"{site_url()}/events/{event.slug}")
+    updated_at = fields.Integer()
+
+
+class LineupEntrySchema(Schema):
+    """`LineupEntry`: one act on the bill, `order` from 0."""
+
+    id = fields.String(attribute="artist_id")
+    name = fields.String()
+    order = fields.Integer(attribute="position")
+
+
+class EventDetailSchema(EventSummarySchema):
+    """`EventDetail`: the summary plus bill, set times, maps, rules and origin."""
+
+    description = fields.String()
+    lineup = fields.List(fields.Nested(LineupEntrySchema))
+    timetable = fields.Dict()
+    maps = fields.List(fields.Dict())
+    rules = fields.List(fields.String())
+    dress = fields.String(allow_none=True)
+    source = fields.String()
+    source_url = fields.String()

@@ -1,0 +1,258 @@
+"""GET /events and GET /events/{id}: every filter, order, paging and the detail."""
+
+import datetime as dt
+
+import pytest
+
+from tests.factories import ArtistFactory, EventFactory, OrganisationFactory, VenueFactory
+
+TODAY = dt.date.today()
+
+
+def day(offset: int) -> dt.date:
+    return TODAY + dt.timedelta(days=offset)
+
+
+def _list(client, auth, **params):
+    response = client.get("/v1/events", headers=auth, params=params)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _ids(client, auth, **params):
+    return [event["id"] for event in _list(client, auth, limit=100, **params)["data"]]
+
+
+def _bad(client, auth, **params):
+    response = client.get("/v1/events", headers=auth, params=params)
+    assert response.status_code == 400, response.text
+    return {p["name"] for p in response.json()["error"]["details"]["params"]}
+
+
+def test_soonest_first_from_today_by_default(client, auth):
+    later = EventFactory(date=day(5), start="22:00")
+    early_same_day = EventFactory(date=day(1), start="20:00")
+    late_same_day = EventFactory(date=day(1), start="23:00")
+    EventFactory(date=day(-3))
+    assert _ids(client, auth) == [early_same_day.id, late_same_day.id, later.id]
+
+
+def test_only_approved_events_and_cancelled_ones_stay_listed(client, auth):
+    shown = EventFactory(date=day(1))
+    cancelled = EventFactory(date=day(2), cancelled=True, cancel_reason="Storm warning")
+    for status in ("draft", "pending", "rejected"):
+        EventFactory(date=day(1), status=status)
+    body = _list(client, auth, limit=100)
+    assert [e["id"] for e in body["data"]] == [shown.id, cancelled.id]
+    assert body["data"][1]["cancelled"] is True
+    assert body["data"][1]["cancel_reason"] == "Storm warning"
+
+
+def test_every_field_of_the_summary(client, auth):
+    venue = VenueFactory(name="Shelter", city="Amsterdam", address="Overhoeksplein 3",
+                         lat=52.384, lng=4.902)
+    organisation = OrganisationFactory(name="Dekmantel")
+    event = EventFactory(title="Dekmantel Selectors", date=day(3), end_date=day(4),
+                         start="14:00", end="23:00", venue=venue, organisation=organisation,
+                         genre_names=["Techno", "House"], price=0, price_max=None,
+                         postponed_to=day(30), ticket_url=None)
+    summary = _list(client, auth)["data"][0]
+    assert summary == {
+        "id": event.id, "slug": event.slug, "title": "Dekmantel Selectors",
+        "date": day(3).isoformat(), "end_date": day(4).isoformat(), "start": "14:00",
+        "end": "23:00", "timezone": "Europe/Amsterdam", "status": "approved",
+        "cancelled": False, "cancel_reason": None, "postponed_to": day(30).isoformat(),
+        "genres": ["Techno", "House"], "price": 0, "price_max": None, "currency": "EUR",
+        "age": 18, "ticket_url": None, "artwork_url": event.artwork_url,
+        "venue": {"id": venue.id, "name": "Shelter", "city": "Amsterdam",
+                  "address": "Overhoeksplein 3", "lat": 52.384, "lng": 4.902},
+        "organisation": {"id": organisation.id, "name": "Dekmantel"},
+        "url": f"http://127.0.0.1:8080/events/{event.slug}",
+        "updated_at": event.updated_at,
+    }
+
+
+def test_a_date_window_includes_multi_day_events_that_overlap_it(client, auth):
+    festival = EventFactory(date=day(1), end_date=day(4))
+    inside = EventFactory(date=day(3))
+    EventFactory(date=day(6))
+    started_before = EventFactory(date=day(-2), end_date=day(3))
+    assert _ids(client, auth, **{"from": day(3).isoformat(), "to": day(3).isoformat()}) == [
+        started_before.id, festival.id, inside.id]
+    assert _ids(client, auth, **{"from": day(5).isoformat(), "to": day(5).isoformat()}) == []
+
+
+def test_from_in_the_past_lists_past_events(client, auth):
+    past = EventFactory(date=day(-10))
+    assert _ids(client, auth, **{"from": day(-11).isoformat(), "to": day(-9).isoformat()}) == [past.id]
+
+
+def test_to_before_from_is_400_naming_to(client, auth):
+    assert _bad(client, auth, **{"from": day(5).isoformat(), "to": day(4).isoformat()}) == {"to"}
+
+
+def test_city_is_case_insensitive(client, auth):
+    gent = EventFactory(venue=VenueFactory(city="Gent", country="BE"))
+    EventFactory(venue=VenueFactory(city="Antwerpen", country="BE"))
+    assert _ids(client, auth, city="GENT") == [gent.id]
+    assert _ids(client, auth, city="gent") == [gent.id]
+
+
+def test_genre_is_exact_and_an_unknown_genre_is_400(client, auth):
+    techno = EventFactory(genre_names=["Techno"])
+    both = EventFactory(genre_names=["House", "Hard Techno"])
+    assert _ids(client, auth, genre="Techno") == [techno.id]
+    assert _ids(client, auth, genre="Hard Techno") == [both.id]
+    assert _bad(client, auth, genre="techno") == {"genre"}
+    assert _bad(client, auth, genre="Polka") == {"genre"}
+
+
+def test_venue_artist_and_organisation_filters(client, auth):
+    venue, organisation, artist = VenueFactory(), OrganisationFactory(), ArtistFactory()
+    at_venue = EventFactory(venue=venue)
+    by_organisation = EventFactory(organisation=organisation)
+    billed = EventFactory(acts=[artist, ArtistFactory()])
+    EventFactory()
+    assert _ids(client, auth, venue_id=venue.id) == [at_venue.id]
+    assert _ids(client, auth, organisation_id=organisation.id) == [by_organisation.id]
+    assert _ids(client, auth, artist_id=artist.id) == [billed.id]
+    assert _ids(client, auth, venue_id="nope") == []
+
+
+def test_q_searches_title_and_venue_name_without_case_or_accents(client, auth):
+    by_venue = EventFactory(title="Friday", venue=VenueFactory(name="Club Ampère"))
+    by_title = EventFactory(title="Ampère Allnighter")
+    EventFactory(title="Other night")
+    assert set(_ids(client, auth, q="ampere")) == {by_venue.id, by_title.id}
+    assert set(_ids(client, auth, q="AMPÈRE")) == {by_venue.id, by_title.id}
+    assert _ids(client, auth, q="100%") == []
+    assert _ids(client, auth, q="_") == []
+
+
+def test_has_tickets(client, auth):
+    sellable = EventFactory(ticket_url="https://t.example/1")
+    no_link = EventFactory(ticket_url=None)
+    cancelled = EventFactory(ticket_url="https://t.example/2", cancelled=True)
+    assert _ids(client, auth, has_tickets="true") == [sellable.id]
+    assert set(_ids(client, auth, has_tickets="false")) == {no_link.id, cancelled.id}
+
+
+def test_price_filters_free_unknown_and_floors(client, auth):
+    free = EventFactory(price=0, price_max=0)
+    cheap = EventFactory(price=10)
+    dear = EventFactory(price=40)
+    unknown = EventFactory(price=None, price_max=None)
+    assert _ids(client, auth, max_price=0) == [free.id]
+    assert set(_ids(client, auth, max_price=10)) == {free.id, cheap.id}
+    assert set(_ids(client, auth, min_price=10)) == {cheap.id, dear.id}
+    assert set(_ids(client, auth, min_price=0.01)) == {cheap.id, dear.id}
+    assert set(_ids(client, auth, min_price=0)) == {free.id, cheap.id, dear.id, unknown.id}
+    assert _ids(client, auth, min_price=10, max_price=20) == [cheap.id]
+    assert _bad(client, auth, min_price=30, max_price=20) == {"min_price"}
+    assert _bad(client, auth, max_price=-1) == {"max_price"}
+
+
+def test_radius_search_in_km_with_its_edges(client, auth):
+    dam = (52.3731, 4.8926)
+    centre = EventFactory(venue=VenueFactory(lat=52.3731, lng=4.8926))
+    # ~1.5 km east of the Dam, ~36 km to Utrecht, ~57 km to Rotterdam.
+    near = EventFactory(venue=VenueFactory(lat=52.3731, lng=4.9146))
+    utrecht = EventFactory(venue=VenueFactory(lat=52.0907, lng=5.1214))
+    rotterdam = EventFactory(venue=VenueFactory(lat=51.9244, lng=4.4777))
+    far = EventFactory(venue=VenueFactory(lat=50.8503, lng=4.3517))  # Brussels, ~174 km
+    lat, lng = dam
+    assert _ids(client, auth, lat=lat, lng=lng, radius_km=1) == [centre.id]
+    assert set(_ids(client, auth, lat=lat, lng=lng, radius_km=2)) == {centre.id, near.id}
+    assert set(_ids(client, auth, lat=lat, lng=lng)) == {centre.id, near.id}
+    assert set(_ids(client, auth, lat=lat, lng=lng, radius_km=40)) == {centre.id, near.id, utrecht.id}
+    assert set(_ids(client, auth, lat=lat, lng=lng, radius_km=200)) == {
+        centre.id, near.id, utrecht.id, rotterdam.id, far.id}
+    assert _bad(client, auth, lat=lat, lng=lng, radius_km=0) == {"radius_km"}
+    assert _bad(client, auth, lat=lat, lng=lng, radius_km=201) == {"radius_km"}
+    assert _bad(client, auth, lat=lat) == {"lng"}
+    assert _bad(client, auth, radius_km=10) == {"radius_km"}
+
+
+def test_filters_combine_with_and(client, auth):
+    venue = VenueFactory(city="Utrecht")
+    match = EventFactory(venue=venue, genre_names=["Techno"], price=10)
+    EventFactory(venue=venue, genre_names=["House"], price=10)
+    EventFactory(venue=venue, genre_names=["Techno"], price=50)
+    EventFactory(genre_names=["Techno"], price=10)
+    assert _ids(client, auth, city="utrecht", genre="Techno", max_price=20) == [match.id]
+
+
+@pytest.mark.parametrize("filters", [{}, {"genre": "Techno"}, {"city": "amsterdam"}])
+def test_paging_returns_every_event_once_even_while_events_are_added(client, auth, filters):
+    created = [EventFactory(date=day(1 + i % 3), start=f"2{i % 4}:00") for i in range(7)]
+    expected = [e["id"] for e in _list(client, auth, limit=100, **filters)["data"]]
+    assert set(expected) == {e.id for e in created}
+    seen, cursor, first = [], None, True
+    while first or cursor:
+        params = {"limit": 3, **filters, **({"cursor": cursor} if cursor else {})}
+        body = _list(client, auth, **params)
+        seen += [e["id"] for e in body["data"]]
+        cursor, first = body["meta"]["next_cursor"], False
+        # An event added before the current position is not returned; nothing repeats.
+        EventFactory(date=day(0), start="00:00")
+    assert seen == expected
+
+
+def test_limit_edges(client, auth):
+    for _ in range(3):
+        EventFactory()
+    body = _list(client, auth, limit=1)
+    assert body["meta"]["count"] == 1 and body["meta"]["limit"] == 1
+    assert body["meta"]["next_cursor"]
+    assert _list(client, auth, limit=100)["meta"]["count"] == 3
+    assert _bad(client, auth, limit=0) == {"limit"}
+    assert _bad(client, auth, limit=101) == {"limit"}
+
+
+def test_a_cursor_reused_with_other_filters_is_400(client, auth):
+    for _ in range(3):
+        EventFactory(genre_names=["Techno"])
+    cursor = _list(client, auth, limit=1, genre="Techno")["meta"]["next_cursor"]
+    assert _list(client, auth, limit=1, genre="Techno", cursor=cursor)["meta"]["count"] == 1
+    assert _bad(client, auth, limit=1, genre="House", cursor=cursor) == {"cursor"}
+    assert _bad(client, auth, limit=1, cursor=cursor) == {"cursor"}
+
+
+def test_the_list_is_cacheable(client, auth):
+    EventFactory()
+    first = client.get("/v1/events", headers=auth)
+    assert first.headers["cache-control"] == "public, max-age=60"
+    again = client.get("/v1/events", headers={**auth, "If-None-Match": first.headers["etag"]})
+    assert again.status_code == 304
+    EventFactory()
+    changed = client.get("/v1/events", headers={**auth, "If-None-Match": first.headers["etag"]})
+    assert changed.status_code == 200
+
+
+def test_detail_by_id_or_slug_with_bill_set_times_and_maps(client, auth):
+    first, second = ArtistFactory(name="Job Jobse"), ArtistFactory(name="Carista")
+    event = EventFactory(
+        title="Festival", acts=[first, second], dress="Anything goes",
+        timetable={"Main": [["14:00", "Carista"], ["16:00", "Job Jobse"]]},
+        maps=[{"label": "Site", "image_url": "https://img.example/map.png", "source": None}],
+        rules=["18+"], description="Two stages.")
+    for key in (event.id, event.slug):
+        response = client.get(f"/v1/events/{key}", headers=auth)
+        assert response.status_code == 200, response.text
+        detail = response.json()["data"]
+        assert detail["id"] == event.id
+        assert detail["lineup"] == [{"id": first.id, "name": "Job Jobse", "order": 0},
+                                    {"id": second.id, "name": "Carista", "order": 1}]
+        assert detail["timetable"] == {"Main": [["14:00", "Carista"], ["16:00", "Job Jobse"]]}
+        assert detail["maps"][0]["label"] == "Site"
+        assert detail["rules"] == ["18+"] and detail["dress"] == "Anything goes"
+        assert detail["source"] == "test" and detail["source_url"]
+        assert response.json()["meta"]["attribution"]
+
+
+def test_detail_of_a_missing_or_unapproved_event_is_404(client, auth):
+    draft = EventFactory(status="draft")
+    for key in ("nope", draft.id, draft.slug):
+        response = client.get(f"/v1/events/{key}", headers=auth)
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found"
