@@ -37,11 +37,12 @@ class Service:
     usage: Usage
     document: dict
     document_json: bytes
-    # operationId -> route template ("/v1/events/{id}"), for usage counting.
+    # handler ("handlers.events.list_events") -> route template ("/v1/events/{id}"),
+    # for usage counting.
     routes: dict[str, str]
     # (compiled path pattern, allowed methods), for 405 answers.
     paths: list[tuple[re.Pattern, list[str]]]
-    # operationIds declared in the document whose handlers are not written yet (501).
+    # Handlers declared in the document that are not written yet (they answer 501).
     pending: list[str] = dataclasses.field(default_factory=list)
 
     def allowed_methods(self, path: str) -> list[str]:
@@ -52,12 +53,17 @@ class Service:
         return []
 
 
+def handler_of(operation: dict) -> str:
+    """The dotted name of an operation's handler, as Connexion resolves it."""
+    return f"{operation['x-openapi-router-controller']}.{operation['operationId']}"
+
+
 def _path_table(document: dict, prefix: str):
     routes, paths = {}, []
     for template, item in document["paths"].items():
         methods = [m for m in HTTP_METHODS if m in item]
         for method in methods:
-            routes[item[method]["operationId"]] = prefix + template
+            routes[handler_of(item[method])] = prefix + template
         pattern = re.compile(re.escape(prefix + template).replace(r"\{id\}", "[^/]+"))
         if "get" in methods:
             methods = [*methods, "head"]

@@ -81,15 +81,16 @@ class PendingResolver(Resolver):
     """Resolves operationIds; those without a handler yet answer 501."""
 
     def resolve_function_from_operation_id(self, operation_id):
+        """The handler, or the 501 answer when it is not written yet."""
         try:
             return super().resolve_function_from_operation_id(operation_id)
         except ResolverError:
             return _not_implemented
 
-    def pending(self, operation_ids) -> list[str]:
-        """The operationIds that have no handler yet."""
-        return sorted(o for o in operation_ids
-                      if self.resolve_function_from_operation_id(o) is _not_implemented)
+    def pending(self, handlers) -> list[str]:
+        """The dotted handler names (from the document) that are not written yet."""
+        return sorted(name for name in handlers
+                      if self.resolve_function_from_operation_id(name) is _not_implemented)
 
 
 def _not_implemented(**_kwargs):

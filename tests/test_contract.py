@@ -65,7 +65,8 @@ def catalogue(db):
     ReleaseFactory(credits=artists, type="ep", apple_music_url="https://music.apple.example/1")
 
 
-schema = schemathesis.pytest.from_fixture("contract_schema").exclude(operation_id=sorted(PENDING))
+schema = schemathesis.pytest.from_fixture("contract_schema").exclude(
+    operation_id=sorted(handler.rsplit(".", 1)[1] for handler in PENDING))
 
 
 @pytest.mark.contract

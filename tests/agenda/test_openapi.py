@@ -15,7 +15,7 @@ from openapi_spec_validator import validate
 from openapi_spec_validator.validation import OpenAPIV31SpecValidator
 
 from agenda import openapi
-from agenda.app import create_app
+from agenda.app import create_app, handler_of
 from agenda.problems import ErrorHandlers
 
 BASE = "http://127.0.0.1:8080/v1"
@@ -92,8 +92,15 @@ def test_bodies_are_validated_with_draft_2020_12():
         assert client.post("/echo", json={"kind": "other"}).status_code == 400
 
 
+def test_operation_ids_are_short_and_unique_for_generated_clients(app):
+    ids = [operation["operationId"] for item in app.service.document["paths"].values()
+           for operation in item.values() if isinstance(operation, dict)]
+    assert len(ids) == len(set(ids)) == 24
+    assert all(operation_id.isidentifier() for operation_id in ids)
+
+
 def test_every_declared_operation_is_routed_and_the_pending_ones_are_named(app):
-    declared = {operation["operationId"]
+    declared = {handler_of(operation)
                 for item in app.service.document["paths"].values()
                 for operation in item.values() if isinstance(operation, dict)}
     assert declared == set(app.service.routes)
