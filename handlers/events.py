@@ -2,8 +2,6 @@
 
 import datetime as dt
 
-from flask import request
-
 from agenda.request import session, today
 from handlers import envelope, paging
 from handlers.schemas.events import EventDetailSchema, EventSummarySchema
@@ -19,8 +17,7 @@ def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, ci
     """Approved NL and BE events, soonest first, from today unless `from` is given."""
     wanted = events.EventFilters(
         date_from=from_ and dt.date.fromisoformat(from_), date_to=to and dt.date.fromisoformat(to),
-        # Connexion fills in radius_km's default; only a radius the client sent counts.
-        radius_km=radius_km if "radius_km" in request.args else None, city=city, genre=genre,
+        radius_km=radius_km, city=city, genre=genre,
         venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id, q=q,
         has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng)
     binding = wanted.binding()

@@ -170,8 +170,6 @@ class EventFilters:
             missing = "lng" if self.lng is None else "lat"
             params.append({"name": missing, "in": "query",
                            "message": "lat and lng go together"})
-        if self.radius_km is not None and self.lat is None and self.lng is None:
-            params.append({"name": "radius_km", "in": "query", "message": "needs lat and lng"})
         if self.date_from and self.date_to and self.date_to < self.date_from:
             params.append({"name": "to", "in": "query", "message": "is before from"})
         if (self.min_price is not None and self.max_price is not None

@@ -86,15 +86,13 @@ def _make_positive(query: dict) -> None:
     """Keep generated "valid" queries valid where OpenAPI cannot say what valid is.
 
     A cursor is signed by the server (clients never make one up), and some parameters
-    depend on each other (lat with lng, radius_km with both, from <= to,
+    depend on each other (lat with lng, from <= to,
     min_price <= max_price); tests/handlers/test_events.py checks those 400s.
     """
     query.pop("cursor", None)
     if ("lat" in query) != ("lng" in query):
         query.pop("lat", None)
         query.pop("lng", None)
-    if "lat" not in query:
-        query.pop("radius_km", None)
     if "from" in query and "to" in query and str(query["to"]) < str(query["from"]):
         query["from"], query["to"] = query["to"], query["from"]
     if "min_price" in query and "max_price" in query and query["min_price"] > query["max_price"]:

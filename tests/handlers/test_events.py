@@ -170,7 +170,8 @@ def test_radius_search_in_km_with_its_edges(client, auth):
     assert _bad(client, auth, lat=lat, lng=lng, radius_km=0) == {"radius_km"}
     assert _bad(client, auth, lat=lat, lng=lng, radius_km=201) == {"radius_km"}
     assert _bad(client, auth, lat=lat) == {"lng"}
-    assert _bad(client, auth, radius_km=10) == {"radius_km"}
+    # Without a centre the radius means nothing; generated clients always send its default.
+    assert len(_ids(client, auth, radius_km=10)) == 5
 
 
 def test_filters_combine_with_and(client, auth):
