@@ -26,7 +26,8 @@ def _database_url(worker: str) -> str:
     if not server:
         return f"sqlite:///{tempfile.mkdtemp(prefix='agenda-test-')}/agenda.sqlite3"
     url = make_url(server)
-    name = f"agenda_test_{worker}"
+    # Unique per process: several runs (and their xdist workers) may share one server.
+    name = f"agenda_test_{worker}_{os.getpid()}"
     admin = create_engine(url, isolation_level="AUTOCOMMIT")
     with admin.connect() as connection:
         connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
@@ -35,14 +36,26 @@ def _database_url(worker: str) -> str:
     return url.set(database=name).render_as_string(hide_password=False)
 
 
+def _drop_database(url: str) -> None:
+    """Drop this run's PostgreSQL database (SQLite files go with their temporary folder)."""
+    parsed = make_url(url)
+    if not parsed.drivername.startswith("postgresql"):
+        return
+    admin = create_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{parsed.database}" WITH (FORCE)'))
+    admin.dispose()
+
+
 @pytest.fixture(scope="session")
-def database_url(worker_id) -> str:
-    """The migrated database of this run."""
+def database_url(worker_id):
+    """The migrated database of this run, dropped at its end."""
     url = _database_url(worker_id)
     engine = make_engine(url)
     migrate.upgrade(engine)
     engine.dispose()
-    return url
+    yield url
+    _drop_database(url)
 
 
 @pytest.fixture(scope="session")

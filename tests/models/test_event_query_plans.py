@@ -1,0 +1,127 @@
+"""The hot filters of GET /events are index scans, so a page costs the same at any size.
+
+Fills the events table with 10,000 rows inside the test's transaction, refreshes the
+planner's statistics and reads the plan of the query `list_events` actually runs.
+"""
+
+import datetime as dt
+import json
+import random
+
+import pytest
+from sqlalchemy import event as sa_event
+from sqlalchemy import insert, text
+
+from models import events
+from models.events import Event, EventGenre
+from models.venues import Venue
+from tests.factories import OrganisationFactory
+
+ROWS = 10_000
+CITIES = [("Amsterdam", 52.37, 4.89), ("Rotterdam", 51.92, 4.48), ("Utrecht", 52.09, 5.12),
+          ("Gent", 51.05, 3.72), ("Antwerpen", 51.22, 4.40), ("Eindhoven", 51.44, 5.47),
+          ("Groningen", 53.22, 6.57), ("Brussel", 50.85, 4.35)]
+WORDS = ["kompas", "bassline", "nachtwacht", "zomerfeest", "lichtstad", "underground",
+         "rave", "marathon", "sessions", "weekender", "ampere", "dockyard", "loveland",
+         "awakenings", "soenda", "verknipt", "paradigm", "pleinvrees", "draaimolen", "extrema"]
+GENRES = ["Techno", "House", "Trance", "Hardstyle", "Drum & Bass", "Disco", "Hip-Hop", "Acid"]
+TODAY = dt.date(2026, 11, 25)
+
+
+@pytest.fixture
+def big_agenda(db):
+    rng = random.Random(7)
+    organisation = OrganisationFactory()
+    venues = []
+    for i in range(80):
+        city, lat, lng = CITIES[i % len(CITIES)]
+        venues.append({"id": f"v{i}", "name": f"Venue {i}", "name_key": f"venue {i}",
+                       "city": city, "city_key": city.lower(), "country": "NL",
+                       "lat": lat + rng.uniform(-0.05, 0.05), "lng": lng + rng.uniform(-0.05, 0.05),
+                       "updated_at": 0})
+    db.execute(insert(Venue), venues)
+    rows, genre_rows = [], []
+    for i in range(ROWS):
+        venue = venues[i % len(venues)]
+        date = TODAY + dt.timedelta(days=rng.randint(-200, 200))
+        start = f"{rng.randint(18, 23)}:00"
+        title = f"{WORDS[i % len(WORDS)].title()} {i}"
+        rows.append({"id": f"e{i:06d}", "slug": f"e{i:06d}", "title": title, "date": date,
+                     "last_date": date, "start": start, "end": "04:00", "status": "approved",
+                     "price": rng.choice([None, 0, 10, 20, 35]), "venue_id": venue["id"],
+                     "organisation_id": organisation.id, "updated_at": 0,
+                     "city_key": venue["city_key"], "lat": venue["lat"], "lng": venue["lng"],
+                     "search_key": f"{title.lower()} {venue['name_key']}", "timetable": {},
+                     "maps": [], "rules": []})
+        genre_rows.append({"event_id": f"e{i:06d}", "genre": GENRES[i % len(GENRES)],
+                           "position": 0, "date": date, "start": start})
+    db.execute(insert(Event), rows)
+    db.execute(insert(EventGenre), genre_rows)
+    if db.bind.dialect.name == "postgresql":
+        db.execute(text("ANALYZE venues, events, event_genres"))
+    else:
+        db.execute(text("ANALYZE"))
+    return db
+
+
+def _plan(session, filters: events.EventFilters) -> str:
+    """The plan of the statement `list_events` runs, as text."""
+    captured = []
+
+    def capture(_conn, _cursor, statement, parameters, _context, _many):
+        if "FROM events" in statement and not captured:
+            captured.append((statement, parameters))
+
+    engine = session.get_bind().engine
+    sa_event.listen(engine, "before_cursor_execute", capture)
+    try:
+        events.list_events(session, filters=filters, today=TODAY, after=None, limit=25)
+    finally:
+        sa_event.remove(engine, "before_cursor_execute", capture)
+    statement, parameters = captured[0]
+    connection = session.connection().connection.driver_connection
+    cursor = connection.cursor()
+    if session.bind.dialect.name == "postgresql":
+        cursor.execute("EXPLAIN (FORMAT JSON) " + statement, parameters)
+        return json.dumps(cursor.fetchone()[0])
+    cursor.execute("EXPLAIN QUERY PLAN " + statement, parameters)
+    return "\n".join(str(row[-1]) for row in cursor.fetchall())
+
+
+HOT_FILTERS = {
+    "no filter": events.EventFilters(),
+    "date window": events.EventFilters(date_from=TODAY + dt.timedelta(days=30),
+                                       date_to=TODAY + dt.timedelta(days=37)),
+    "city": events.EventFilters(city="Gent"),
+    "genre": events.EventFilters(genre="Acid"),
+    "radius": events.EventFilters(lat=52.37, lng=4.89, radius_km=10),
+    "q": events.EventFilters(q="Kompas"),
+    "price": events.EventFilters(max_price=0),
+}
+
+
+def test_hot_filters_never_scan_the_whole_events_table(big_agenda):
+    postgres = big_agenda.bind.dialect.name == "postgresql"
+    scanned = {}
+    for name, filters in HOT_FILTERS.items():
+        plan = _plan(big_agenda, filters)
+        if postgres:
+            if "events" in _seq_scans(plan) or "Index" not in plan:
+                scanned[name] = plan
+        elif "SCAN events" in plan.replace("SCAN events USING", "USING"):
+            scanned[name] = plan
+    assert not scanned, scanned
+
+
+def _seq_scans(plan: str) -> list[str]:
+    """The relations the plan reads with a sequential scan."""
+    found = []
+
+    def walk(node):
+        if node.get("Node Type") == "Seq Scan":
+            found.append(node.get("Relation Name"))
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(json.loads(plan)[0]["Plan"])
+    return found
