@@ -67,6 +67,9 @@ def install(flask_app) -> None:
     def _commit(response):
         # Also set here (not only by the outer middleware) so response validation sees it.
         response.headers["X-Request-Id"] = request_id()
+        if response.status_code == 304 and "token_info" in context:
+            # A revalidation costs the token no daily quota (it counted in the minute).
+            service().usage.refund_day(caller())
         db_session = g.get("db_session")
         if db_session is not None and response.status_code < 400:
             db_session.commit()

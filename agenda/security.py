@@ -24,10 +24,10 @@ def bearer_handler(service):
             needed = frozenset(required_scopes or ())
 
             async def verify(request):
-                token = _bearer_token(request.headers.get("authorization"))
                 operation_id = request.scope["extensions"]["connexion_routing"]["operation_id"]
                 caller, figures = await run_in_threadpool(
-                    _admit, service, token, needed, service.routes[operation_id])
+                    _admit, service, request.headers.get("authorization"), needed,
+                    service.routes[operation_id], _address(request.scope))
                 request.scope["extensions"]["agenda"]["ratelimit"] = figures.headers()
                 return {"sub": caller.token_id, "caller": caller}
 
@@ -36,10 +36,16 @@ def bearer_handler(service):
     return BearerTokenHandler
 
 
-def _admit(service, token: str, needed: frozenset[str], route: str):
+def _admit(service, header: str | None, needed: frozenset[str], route: str, address: str):
     """Authenticate, check the scope, count the request: in a worker thread (database, Redis)."""
-    with service.sessions.begin() as session:
-        caller = tokens.authenticate(session, token)
+    try:
+        token = _bearer_token(header)
+        with service.sessions.begin() as session:
+            caller = tokens.authenticate(session, token)
+    except Unauthorized:
+        # Guessing tokens is slow: failed attempts are limited per client address.
+        service.usage.refuse_unauthenticated(address)
+        raise
     missing = needed - caller.scopes
     if missing:
         scope = " ".join(sorted(missing))
@@ -47,6 +53,12 @@ def _admit(service, token: str, needed: frozenset[str], route: str):
                         headers={"WWW-Authenticate":
                                  f'Bearer error="insufficient_scope", scope="{scope}"'})
     return caller, service.usage.hit(caller, route)
+
+
+def _address(scope) -> str:
+    """The client's address (the connecting peer; no proxy headers are trusted)."""
+    client = scope.get("client")
+    return client[0] if client else "unknown"
 
 
 def _bearer_token(header: str | None) -> str:

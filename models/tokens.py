@@ -135,3 +135,15 @@ def revoke_token(session: Session, prefix: str) -> ApiToken:
         record.revoked_at = now()
         session.flush()
     return record
+
+
+def set_daily_limit(session: Session, prefix: str, per_day: int | None) -> ApiToken:
+    """Raise (or lower) one token's daily quota; None returns it to the default."""
+    if per_day is not None and per_day < 1:
+        raise BadRequest([{"name": "per_day", "in": "body", "message": "at least 1"}])
+    record = session.scalars(select(ApiToken).where(ApiToken.prefix == prefix)).first()
+    if record is None:
+        raise NotFound("token", prefix)
+    record.per_day = per_day
+    session.flush()
+    return record

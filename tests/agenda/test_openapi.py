@@ -111,11 +111,11 @@ def test_every_declared_operation_is_routed_and_the_pending_ones_are_named(app):
 
 
 def test_a_pending_operation_answers_501_behind_security_and_validation(client, auth):
-    assert client.get("/v1/cities").status_code == 401
-    response = client.get("/v1/cities", headers=auth)
+    assert client.get("/v1/badges").status_code == 401
+    response = client.get("/v1/badges", headers=auth)
     assert response.status_code == 501
     assert response.json()["error"]["code"] == "not_implemented"
-    assert client.get("/v1/cities", headers=auth, params={"limit": 0}).status_code == 400
+    assert client.get("/v1/badges", headers=auth, params={"limit": 0}).status_code == 400
 
 
 def test_the_served_document_is_serialized_once(database_url):

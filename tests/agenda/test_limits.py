@@ -1,0 +1,152 @@
+"""Rate limits: 120 a minute aligned to the clock, a daily quota ending at Amsterdam
+midnight (daylight-saving days included), 304s free of the quota, failed
+authentication limited per address. Time is controlled through the counters' clock.
+"""
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from models import tokens
+
+AMSTERDAM = ZoneInfo("Europe/Amsterdam")
+
+
+def at(*args) -> float:
+    """Unix seconds of a wall-clock moment in Amsterdam."""
+    return dt.datetime(*args, tzinfo=AMSTERDAM).timestamp()
+
+
+@pytest.fixture
+def clock(app, monkeypatch):
+    """Set the counters' clock: `clock.now = ...`."""
+
+    class Clock:
+        now = at(2026, 11, 25, 14, 0, 5)
+
+    monkeypatch.setattr(app.service.usage, "clock", lambda: Clock.now)
+    return Clock
+
+
+def _get(client, token, path="/v1/genres", **headers):
+    return client.get(path, headers={"Authorization": f"Bearer {token}", **headers})
+
+
+def test_request_120_passes_and_121_gets_429_until_the_minute_turns(client, make_token, clock):
+    token = make_token("read")
+    for count in range(1, 121):
+        response = _get(client, token)
+        assert response.status_code == 200, count
+        assert response.headers["x-ratelimit-remaining"] == str(120 - count)
+    clock.now += 20
+    refused = _get(client, token)
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert refused.headers["retry-after"] == "35"
+    assert refused.headers["x-ratelimit-remaining"] == "0"
+    assert refused.headers["x-ratelimit-reset"] == str(int(at(2026, 11, 25, 14, 1)))
+    clock.now = at(2026, 11, 25, 14, 1, 0)
+    again = _get(client, token)
+    assert again.status_code == 200
+    assert again.headers["x-ratelimit-remaining"] == "119"
+
+
+def test_every_token_has_its_own_minute(client, make_token, clock):
+    first, second = make_token("read"), make_token("read")
+    for _ in range(120):
+        _get(client, first)
+    assert _get(client, first).status_code == 429
+    assert _get(client, second).status_code == 200
+
+
+@pytest.mark.parametrize(("start", "midnight"), [
+    # The day the clocks go back (25 hours) and the day they go forward (23 hours).
+    ((2026, 10, 25, 0, 30), (2026, 10, 26, 0, 0)),
+    ((2026, 3, 29, 0, 30), (2026, 3, 30, 0, 0)),
+    ((2026, 11, 25, 23, 59, 58), (2026, 11, 26, 0, 0)),
+])
+def test_the_daily_quota_resets_at_amsterdam_midnight(client, make_token, clock, start, midnight):
+    token = make_token("read", per_day=3)
+    clock.now = at(*start)
+    for _ in range(3):
+        assert _get(client, token).status_code == 200
+    refused = _get(client, token)
+    assert refused.status_code == 429
+    assert int(refused.headers["retry-after"]) == int(at(*midnight) - at(*start))
+    clock.now = at(*midnight) - 1
+    assert _get(client, token).status_code == 429
+    clock.now = at(*midnight)
+    assert _get(client, token).status_code == 200
+
+
+def test_the_day_is_not_the_utc_day(client, make_token, clock):
+    token = make_token("read", per_day=1)
+    clock.now = at(2026, 11, 25, 23, 30)  # 22:30 UTC: still the 25th in UTC
+    assert _get(client, token).status_code == 200
+    clock.now = at(2026, 11, 26, 0, 30)  # 23:30 UTC on the 25th, the 26th in Amsterdam
+    assert _get(client, token).status_code == 200
+
+
+def test_a_raised_daily_limit_applies_at_once(client, db, make_token, clock, app):
+    token = make_token("read", per_day=2)
+    assert _get(client, token).status_code == 200
+    assert _get(client, token).status_code == 200
+    assert _get(client, token).status_code == 429
+    tokens.set_daily_limit(db, token[:17], 20_000)
+    response = _get(client, token, "/v1/me")
+    assert response.status_code == 200
+    assert response.json()["data"]["rate_limit"]["per_day"] == 20_000
+    assert response.json()["data"]["rate_limit"]["used_today"] == 4
+
+
+def test_the_default_quota_is_10000_and_headers_name_both_windows(client, make_token, clock, app):
+    token = make_token("read")
+    response = _get(client, token)
+    assert response.headers["ratelimit-policy"] == '"minute";q=120;w=60, "day";q=10000;w=86400'
+    day_left = int(at(2026, 11, 26) - clock.now)
+    assert response.headers["ratelimit"] == f'"minute";r=119;t=55, "day";r=9999;t={day_left}'
+    me = _get(client, token, "/v1/me").json()["data"]
+    assert me["rate_limit"] == {"per_minute": 120, "remaining_this_minute": 118,
+                                "per_day": 10000, "used_today": 2}
+    # Fill today's counter up to the quota: the next request is refused for the day.
+    app.service.usage.storage.incr(f"agenda:d:{me['token']['id']}:2026-11-25", 3600,
+                                   amount=10000 - 2)
+    refused = _get(client, token)
+    assert refused.status_code == 429
+    assert "daily quota of 10000" in refused.json()["error"]["message"]
+
+
+def test_a_304_is_free_of_the_daily_quota_but_counts_in_the_minute(client, make_token, clock):
+    token = make_token("read", per_day=3)
+    tag = _get(client, token).headers["etag"]
+    for _ in range(10):
+        response = _get(client, token, **{"If-None-Match": tag})
+        assert response.status_code == 304
+    assert response.headers["x-ratelimit-remaining"] == str(120 - 11)
+    assert _get(client, token).status_code == 200
+    assert _get(client, token).status_code == 200
+    assert _get(client, token).status_code == 429
+
+
+def test_failed_authentication_is_limited_per_address(client, clock):
+    for count in range(30):
+        response = client.get("/v1/genres", headers={"Authorization": f"Bearer svc_live_x{count}"})
+        assert response.status_code == 401
+    refused = client.get("/v1/genres", headers={"Authorization": "Bearer svc_live_guess"})
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert int(refused.headers["retry-after"]) == 55
+    clock.now += 60
+    assert client.get("/v1/genres").status_code == 401
+
+
+def test_a_429_carries_the_request_id_and_the_limit_headers(client, make_token, clock):
+    token = make_token("read")
+    for _ in range(120):
+        _get(client, token)
+    refused = _get(client, token)
+    assert refused.headers["x-request-id"] == refused.json()["meta"]["request_id"]
+    for header in ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset",
+                   "ratelimit", "ratelimit-policy", "retry-after"):
+        assert header in refused.headers

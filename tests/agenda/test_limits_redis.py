@@ -1,0 +1,169 @@
+"""Limits held in Redis: exact across worker processes, and a Redis outage fails open.
+
+These tests start real processes: `agenda serve --workers 4` against the real Redis,
+and a private redis-server that is stopped and started again mid-test.
+"""
+
+import asyncio
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from agenda.app import create_app
+from models import organisations, tokens
+from models.db import make_engine, make_sessionmaker
+
+REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def _redis_answers(url: str) -> bool:
+    try:
+        return redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    if not _redis_answers(REDIS_URL):
+        if os.environ.get("CI"):
+            pytest.fail(f"Redis does not answer at {REDIS_URL}")
+        pytest.skip(f"Redis does not answer at {REDIS_URL}")
+    return REDIS_URL
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _committed_token(database_url: str, **limits) -> str:
+    """A token committed to the run's database, visible to other processes."""
+    engine = make_engine(database_url)
+    try:
+        with make_sessionmaker(engine).begin() as session:
+            owner = organisations.create_organisation(session, name=f"Limits {os.urandom(4).hex()}")
+            return tokens.create_token(session, organisation=owner, name="limits",
+                                       scopes=["read"], **limits)[1]
+    finally:
+        engine.dispose()
+
+
+def _wait_until_up(url: str, process: subprocess.Popen) -> None:
+    for _ in range(600):
+        assert process.poll() is None, "the server exited"
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("the server did not start")
+
+
+def _fresh_minute(margin: int = 25) -> None:
+    """Sleep into the next minute when this one has fewer than `margin` seconds left."""
+    second = time.time() % 60
+    if second > 60 - margin:
+        time.sleep(60 - second + 0.5)
+
+
+def test_four_workers_let_exactly_120_of_300_concurrent_requests_through(
+        database_url, redis_url, tmp_path):
+    token = _committed_token(database_url)
+    port = _free_port()
+    env = {**os.environ, "AGENDA_DATABASE_URL": database_url, "AGENDA_SECRET_KEY": "limits",
+           "AGENDA_RATELIMIT_STORAGE": redis_url, "AGENDA_SITE_URL": f"http://127.0.0.1:{port}"}
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "agenda"), "serve", "--port", str(port),
+         "--workers", "4"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    try:
+        _wait_until_up(f"http://127.0.0.1:{port}/healthz", server)
+        _fresh_minute()
+
+        async def fire() -> list[int]:
+            limits = httpx.Limits(max_connections=100)
+            async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+                responses = await asyncio.gather(*[
+                    client.get(f"http://127.0.0.1:{port}/v1/genres",
+                               headers={"Authorization": f"Bearer {token}"})
+                    for _ in range(300)])
+            return [response.status_code for response in responses]
+
+        statuses = asyncio.run(fire())
+    finally:
+        os.killpg(server.pid, 15)
+        server.wait(timeout=30)
+    assert statuses.count(200) == 120
+    assert statuses.count(429) == 180
+
+
+@pytest.fixture
+def private_redis(tmp_path):
+    """A redis-server of this test's own, that the test can stop and start."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed")
+        pytest.skip("redis-server is not installed")
+    port = _free_port()
+
+    class Server:
+        url = f"redis://127.0.0.1:{port}/0"
+        process = None
+
+        def start(self):
+            self.process = subprocess.Popen(
+                [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", str(tmp_path)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(100):
+                if _redis_answers(self.url):
+                    return
+                time.sleep(0.05)
+            raise AssertionError("redis-server did not start")
+
+        def stop(self):
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+    server = Server()
+    server.start()
+    yield server
+    if server.process.poll() is None:
+        server.stop()
+
+
+def test_a_redis_outage_fails_open_and_counting_resumes_when_it_returns(
+        database_url, private_redis, caplog):
+    _fresh_minute(margin=15)
+    app = create_app({"database_url": database_url, "ratelimit_storage": private_redis.url,
+                      "secret_key": "limits"})
+    token = _committed_token(database_url)
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
+        with app.test_client() as client:
+            assert client.get("/v1/genres", headers=headers).headers["x-ratelimit-remaining"] == "119"
+            assert client.get("/v1/genres", headers=headers).headers["x-ratelimit-remaining"] == "118"
+            private_redis.stop()
+            with caplog.at_level(logging.WARNING, logger="agenda.usage"):
+                during = [client.get("/v1/genres", headers=headers) for _ in range(3)]
+            assert [r.status_code for r in during] == [200, 200, 200]
+            assert "rate-limit store unreachable" in caplog.text
+            private_redis.start()
+            after = [client.get("/v1/genres", headers=headers) for _ in range(3)]
+    finally:
+        app.service.engine.dispose()
+    assert all(r.status_code == 200 for r in after)
+    # The restarted Redis kept nothing: counting starts again from one.
+    assert after[-1].headers["x-ratelimit-remaining"] in ("118", "117")
