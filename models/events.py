@@ -255,3 +255,17 @@ def upcoming_for_artist(session: Session, artist_id: str, *, today: dt.date,
     page = list_events(session, filters=EventFilters(artist_id=artist_id), today=today,
                        after=None, limit=limit)
     return page.items
+
+
+def get_own_event(session: Session, key: str, *, organisation_id: str) -> Event:
+    """The event with this id or slug if it belongs to the organisation; `NotFound` otherwise.
+
+    An event of another organisation is answered exactly like a missing one.
+    """
+    event = session.scalars(
+        select(Event).where(or_(Event.id == key, Event.slug == key),
+                            Event.organisation_id == organisation_id)
+    ).first()
+    if event is None:
+        raise NotFound("event", key)
+    return event

@@ -1,3 +1,13 @@
 """Imports every model module so that `Base.metadata` knows every table."""
 
-from models import artists, events, genres, organisations, releases, tokens, venues  # noqa: F401
+from models import (  # noqa: F401
+    artists,
+    events,
+    genres,
+    organisations,
+    people,
+    releases,
+    tickets,
+    tokens,
+    venues,
+)

@@ -11,6 +11,8 @@ from models.artists import Artist
 from models.db import new_id, now
 from models.events import Event, EventArtist, EventGenre, denormalize
 from models.organisations import Organisation
+from models.people import Mark, Membership, Person
+from models.tickets import Ticket
 from models.releases import Release, ReleaseArtist
 from models.text import fold
 from models.venues import Venue
@@ -178,8 +180,74 @@ class ReleaseFactory(_Base):
         return release
 
 
+class PersonFactory(_Base):
+    """A member with a public profile."""
+
+    class Meta:
+        model = Person
+
+    id = factory.LazyFunction(lambda: new_id("per"))
+    handle = factory.Sequence(lambda n: f"raver{n}")
+    name = factory.Sequence(lambda n: f"Raver {n}")
+    email = factory.LazyAttribute(lambda person: f"{person.handle}@mail.example")
+    email_key = factory.LazyAttribute(lambda person: person.email.lower())
+    visibility = "public"
+    region = "Noord-Holland"
+    birth_year = 1995
+    created_at = factory.LazyFunction(now)
+    last_login_at = None
+
+
+class MembershipFactory(_Base):
+    """A person's role in an organisation."""
+
+    class Meta:
+        model = Membership
+
+    person_id = factory.LazyFunction(lambda: PersonFactory().id)
+    organisation_id = factory.LazyFunction(lambda: OrganisationFactory().id)
+    role = "editor"
+
+
+class MarkFactory(_Base):
+    """A person going to an event."""
+
+    class Meta:
+        model = Mark
+
+    person_id = factory.LazyFunction(lambda: PersonFactory().id)
+    event_id = factory.LazyFunction(lambda: EventFactory().id)
+    kind = "going"
+    created_at = factory.LazyFunction(now)
+
+
+class TicketFactory(_Base):
+    """A valid ticket sold through the service to a new member."""
+
+    class Meta:
+        model = Ticket
+
+    id = factory.LazyFunction(lambda: new_id("tkt"))
+    event_id = factory.LazyFunction(lambda: EventFactory().id)
+    code = factory.Sequence(lambda n: f"CODE{n:08d}")
+    person_id = factory.LazyFunction(lambda: PersonFactory().id)
+    type = "Regular"
+    holder = "Raver"
+    price = 20.0
+    source = "service"
+    status = "valid"
+    scanned_at = None
+    created_at = factory.LazyFunction(now)
+    batch_id = None
+    buyer_email = None
+    buyer_email_hash = None
+    invite = True
+    linked_at = None
+
+
 def bind(session) -> None:
     """Make every factory create its objects in `session`."""
     for factory_class in (OrganisationFactory, VenueFactory, ArtistFactory, EventFactory,
-                          ReleaseFactory):
+                          ReleaseFactory, PersonFactory, MembershipFactory, MarkFactory,
+                          TicketFactory):
         factory_class._meta.sqlalchemy_session = session
