@@ -7,8 +7,9 @@ import secrets
 import time
 
 from sqlalchemy import BigInteger, MetaData, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import DeclarativeBase, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -70,3 +71,9 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
 def make_sessionmaker(engine: Engine) -> sessionmaker:
     """Sessions that keep loaded objects usable after commit."""
     return sessionmaker(bind=engine, expire_on_commit=False, autoflush=True)
+
+
+def insert_for(session: Session, table):
+    """The dialect's INSERT for `table`, which has `on_conflict_do_nothing/_update`."""
+    dialect = session.get_bind().dialect.name
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)

@@ -1,0 +1,118 @@
+"""The door: validating a ticket code and marking the ticket used.
+
+Acceptance is one conditional UPDATE (`status = 'valid'` -> `'used'`), so when
+two doors scan the same ticket at the same moment exactly one of them gets `ok`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from models.events import Event
+from models.tickets import Ticket
+
+# Doors open this long before the start and close this long after the end.
+DOORS_BEFORE = dt.timedelta(hours=6)
+DOORS_AFTER = dt.timedelta(hours=12)
+_URL_CODE = re.compile(r"/t/([^/?#\s]+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """What the door screen shows for one scan."""
+
+    ok: bool
+    status: str
+    title: str
+    sub: str
+    type: str
+    holder: str
+    eventId: str  # noqa: N815 - the API's field name
+    scannedAt: int  # noqa: N815 - the API's field name
+    reason: str | None = None
+
+
+def code_of(scanned: str) -> str:
+    """The ticket code in a scanned value: the code itself, or the `/t/<code>` of a URL."""
+    match = _URL_CODE.search(scanned)
+    return (match.group(1) if match else scanned).strip()
+
+
+def door_window(event: Event) -> tuple[dt.datetime, dt.datetime]:
+    """When the doors are open for `event`, as aware datetimes in its timezone."""
+    zone = ZoneInfo(event.timezone)
+    start = dt.datetime.combine(event.date, dt.time.fromisoformat(event.start), zone)
+    end = dt.datetime.combine(event.last_date, dt.time.fromisoformat(event.end), zone)
+    if end <= start or (event.end_date is None and event.end <= event.start):
+        # Ends after midnight: the night runs into the next morning.
+        end += dt.timedelta(days=1)
+    return start - DOORS_BEFORE, end + DOORS_AFTER
+
+
+def scan(session: Session, *, organisation_id: str, scanned: str, event_id: str | None,
+         now: int) -> Verdict:
+    """Validate `scanned` for the organisation's door and mark the ticket used."""
+    code = code_of(scanned)
+    candidates = session.execute(
+        select(Ticket, Event).join(Event, Event.id == Ticket.event_id)
+        .where(Ticket.code == code, Event.organisation_id == organisation_id)
+    ).all()
+    if not candidates:
+        return _refuse("unknown", "No ticket with this code for this organisation.", now=now)
+    moment = dt.datetime.fromtimestamp(now, dt.timezone.utc)
+    if event_id is not None:
+        wanted = [(t, e) for t, e in candidates if event_id in (e.id, e.slug)]
+        if not wanted:
+            ticket, event = candidates[0]
+            return _refuse("wrong_event", f"This ticket is for {event.title}.", ticket=ticket,
+                           event=event, now=now)
+        candidates = wanted
+    # The same code may exist for several events of the organisation: tonight's wins.
+    candidates.sort(key=lambda pair: not _open(pair[1], moment))
+    ticket, event = candidates[0]
+    if ticket.status == "void":
+        return _refuse("void", "This ticket was refunded or cancelled.", ticket=ticket,
+                       event=event, now=now)
+    if not _open(event, moment):
+        opens, _closes = door_window(event)
+        when = opens.strftime("%d-%m-%Y %H:%M")
+        return _refuse("not_today", f"This ticket is for {event.title}; doors open {when}.",
+                       ticket=ticket, event=event, now=now)
+    accepted = session.execute(
+        update(Ticket).where(Ticket.id == ticket.id, Ticket.status == "valid")
+        .values(status="used", scanned_at=now)
+        .execution_options(synchronize_session=False)
+    ).rowcount == 1
+    if not accepted:
+        session.refresh(ticket)
+        if ticket.status == "void":
+            return _refuse("void", "This ticket was refunded or cancelled.", ticket=ticket,
+                           event=event, now=now)
+        when = dt.datetime.fromtimestamp(ticket.scanned_at or now, ZoneInfo(event.timezone))
+        return _refuse("used", f"Already scanned at {when:%H:%M} on {when:%d-%m-%Y}.",
+                       ticket=ticket, event=event, now=now)
+    return Verdict(ok=True, status="ok", title=event.title, sub=_line(ticket),
+                   type=ticket.type, holder=ticket.holder, eventId=event.id, scannedAt=now)
+
+
+def _open(event: Event, moment: dt.datetime) -> bool:
+    opens, closes = door_window(event)
+    return opens <= moment <= closes
+
+
+def _line(ticket: Ticket) -> str:
+    return " · ".join(part for part in (ticket.type, ticket.holder) if part)
+
+
+def _refuse(status: str, reason: str, *, now: int, ticket: Ticket | None = None,
+            event: Event | None = None) -> Verdict:
+    return Verdict(ok=False, status=status, reason=reason,
+                   title=event.title if event else "Unknown ticket", sub=reason,
+                   type=ticket.type if ticket else "", holder=ticket.holder if ticket else "",
+                   eventId=event.id if event else "", scannedAt=now)
