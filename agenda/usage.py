@@ -1,35 +1,36 @@
 """Per-token request counters: the minute window, the daily quota, usage per route.
 
-Counters live in a `limits` storage (the engine under flask-limiter): `memory://`
-in one process, Redis when several workers or hosts serve
-(`AGENDA_RATELIMIT_STORAGE`). flask-limiter itself is not used: its windows
-start at a key's first hit and know no time zone, while the specification wants
-a minute window aligned to the clock and a day that ends at midnight in
-Europe/Amsterdam. Here every window is a key named after the clock (the minute
-number, the Amsterdam date), counted with one atomic increment.
+Every window is a counter named after the clock (the minute number, the date in
+Europe/Amsterdam), so the minute is aligned to the clock and the day ends at
+Amsterdam midnight. (flask-limiter is not used: its windows start at a key's
+first hit and know no time zone.) One request is one atomic step: in memory
+under a lock, in Redis one Lua script (one round trip), so that several workers
+and hosts sharing Redis (`AGENDA_RATELIMIT_STORAGE=redis://...`) count exactly.
 
-When the store cannot be reached the service fails open: requests are answered
-without limits and a warning is logged (at most once a minute) until the store
-is back, which happens by itself (see README, "Rate limits").
+When Redis cannot be reached the service fails open: requests are answered
+without limits and a warning is logged (at most once a minute) until Redis is
+back, which redis-py notices by itself (see README, "Rate limits").
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import logging
+import threading
 import time
 from zoneinfo import ZoneInfo
 
-from limits.errors import StorageError
-from limits.storage import storage_from_string
+import redis
 
 from models.errors import RateLimited
 from models.tokens import Caller
 
 log = logging.getLogger("agenda.usage")
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
-DAY_SECONDS = 26 * 3600  # a calendar day is at most 25 hours; keys outlive it a little
+MINUTE_TTL = 120
+DAY_TTL = 26 * 3600  # a calendar day is at most 25 hours; keys outlive it a little
 # Requests without a valid token, per client address and minute, before 429.
 UNAUTHENTICATED_PER_MINUTE = 30
 
@@ -62,22 +63,143 @@ class Figures:
         }
 
 
+@functools.lru_cache(maxsize=8)
+def _day_of_minute(minute: int) -> tuple[str, int]:
+    """(Amsterdam date, Unix seconds of the next Amsterdam midnight) at a minute."""
+    moment = minute * 60
+    today = dt.datetime.fromtimestamp(moment, AMSTERDAM).date()
+    midnight = dt.datetime.combine(today + dt.timedelta(days=1), dt.time(0), AMSTERDAM)
+    return today.isoformat(), int(midnight.timestamp())
+
+
 def amsterdam_day(timestamp: float) -> dt.date:
     """The calendar date in Europe/Amsterdam at `timestamp`."""
-    return dt.datetime.fromtimestamp(timestamp, AMSTERDAM).date()
+    return dt.date.fromisoformat(_day_of_minute(int(timestamp // 60))[0])
 
 
 def next_amsterdam_midnight(timestamp: float) -> int:
     """Unix seconds of the next midnight in Europe/Amsterdam (DST days included)."""
-    tomorrow = amsterdam_day(timestamp) + dt.timedelta(days=1)
-    return int(dt.datetime.combine(tomorrow, dt.time(0), AMSTERDAM).timestamp())
+    return _day_of_minute(int(timestamp // 60))[1]
+
+
+class _Keys:
+    """The counters of one token at one moment; `{token}` keeps them in one Redis slot."""
+
+    def __init__(self, token_id: str, moment: float):
+        self.minute_number = int(moment // 60)
+        self.date, self.midnight = _day_of_minute(self.minute_number)
+        self.prefix = f"agenda:{{{token_id}}}"
+        self.minute = f"{self.prefix}:m:{self.minute_number}"
+        self.day = f"{self.prefix}:d:{self.date}"
+
+    def route(self, route: str) -> str:
+        return f"{self.prefix}:u:{self.date}:{route}"
+
+
+class StoreUnavailable(Exception):
+    """The counter store cannot be reached."""
+
+
+class MemoryCounters:
+    """Counters of one process (the single-worker default, `memory://`)."""
+
+    def __init__(self):
+        self._counts: dict[str, int] = {}
+        self._expiry: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._swept = time.monotonic()
+
+    def count(self, keys: list[str], limits: list[int], ttls: list[int]) -> list[int]:
+        """Increment keys in order, stopping after the first one past its limit."""
+        with self._lock:
+            self._sweep()
+            values = []
+            for key, limit, ttl in zip(keys, limits, ttls):
+                value = self._counts.get(key, 0) + 1
+                self._counts[key] = value
+                self._expiry.setdefault(key, time.monotonic() + ttl)
+                values.append(value)
+                if value > limit:
+                    break
+            return values
+
+    def add(self, key: str, amount: int) -> None:
+        """Add `amount` (may be negative) to an existing counter."""
+        with self._lock:
+            if key in self._counts:
+                self._counts[key] = max(0, self._counts[key] + amount)
+
+    def get(self, keys: list[str]) -> list[int]:
+        """Current values (0 for absent counters)."""
+        with self._lock:
+            return [self._counts.get(key, 0) for key in keys]
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        if now - self._swept < 60:
+            return
+        self._swept = now
+        for key in [k for k, expires in self._expiry.items() if expires <= now]:
+            self._counts.pop(key, None)
+            self._expiry.pop(key, None)
+
+
+# Increment KEYS in order (each with its TTL on creation), stop after the first one over
+# its limit; returns the values counted. One round trip, atomic on the Redis server.
+_COUNT = """
+local values = {}
+for i, key in ipairs(KEYS) do
+  local value = redis.call('INCR', key)
+  if value == 1 then redis.call('EXPIRE', key, ARGV[2 * i]) end
+  values[i] = value
+  if value > tonumber(ARGV[2 * i - 1]) then break end
+end
+return values
+"""
+
+
+class RedisCounters:
+    """Counters shared by every worker and host through Redis."""
+
+    def __init__(self, url: str):
+        self.client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+        self._count = self.client.register_script(_COUNT)
+
+    def count(self, keys: list[str], limits: list[int], ttls: list[int]) -> list[int]:
+        args = [value for pair in zip(limits, ttls) for value in pair]
+        try:
+            return [int(v) for v in self._count(keys=keys, args=args)]
+        except redis.RedisError as error:
+            raise StoreUnavailable(str(error)) from error
+
+    def add(self, key: str, amount: int) -> None:
+        try:
+            if self.client.exists(key):
+                self.client.incrby(key, amount)
+        except redis.RedisError as error:
+            raise StoreUnavailable(str(error)) from error
+
+    def get(self, keys: list[str]) -> list[int]:
+        try:
+            return [int(v or 0) for v in self.client.mget(keys)]
+        except redis.RedisError as error:
+            raise StoreUnavailable(str(error)) from error
+
+
+def counters_for(url: str):
+    """The counter store an `AGENDA_RATELIMIT_STORAGE` URL names."""
+    if url.startswith("memory://"):
+        return MemoryCounters()
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        return RedisCounters(url)
+    raise ValueError(f"unsupported rate-limit storage {url!r} (memory:// or redis://)")
 
 
 class Usage:
     """Counts requests per token and refuses those over a limit."""
 
     def __init__(self, storage_url: str, *, per_minute: int, per_day: int, clock=time.time):
-        self.storage = storage_from_string(storage_url, wrap_exceptions=True)
+        self.store = counters_for(storage_url)
         self.per_minute = per_minute
         self.per_day = per_day
         self.clock = clock
@@ -89,28 +211,30 @@ class Usage:
         keys = _Keys(caller.token_id, moment)
         per_day = caller.per_day or self.per_day
         try:
-            in_minute = self.storage.incr(keys.minute, 120)
-            if in_minute > self.per_minute:
-                figures = self._figures(caller, moment, in_minute=in_minute)
-                raise RateLimited(f"Over {self.per_minute} requests per minute.", headers={
-                    **figures.headers(), "Retry-After": str(max(1, figures.reset - int(moment)))})
-            used = self.storage.incr(keys.day, DAY_SECONDS)
-            if used > per_day:
-                figures = self._figures(caller, moment, in_minute=in_minute, used=per_day)
-                raise RateLimited(f"Over the daily quota of {per_day} requests.", headers={
-                    **figures.headers(),
-                    "Retry-After": str(max(1, figures.day_reset - int(moment)))})
-            self.storage.incr(keys.route(route), DAY_SECONDS)
-        except StorageError as error:
+            # The route's counter never limits; it only feeds GET /me's usage_today.
+            values = self.store.count([keys.minute, keys.day, keys.route(route)],
+                                      [self.per_minute, per_day, 2**62],
+                                      [MINUTE_TTL, DAY_TTL, DAY_TTL])
+        except StoreUnavailable as error:
             self._warn(error)
             return self._unknown(caller, moment)
-        return self._figures(caller, moment, in_minute=in_minute, used=used)
+        in_minute = values[0]
+        if in_minute > self.per_minute:
+            used = self._safe_get(keys.day)
+            figures = self._figures(caller, keys, moment, in_minute, used)
+            raise RateLimited(f"Over {self.per_minute} requests per minute.", headers={
+                **figures.headers(), "Retry-After": str(max(1, figures.reset - int(moment)))})
+        if values[1] > per_day:
+            figures = self._figures(caller, keys, moment, in_minute, per_day)
+            raise RateLimited(f"Over the daily quota of {per_day} requests.", headers={
+                **figures.headers(), "Retry-After": str(max(1, keys.midnight - int(moment)))})
+        return self._figures(caller, keys, moment, in_minute, values[1])
 
     def refund_day(self, caller: Caller) -> None:
         """Take one request off today's quota (a 304 is free of it; it still counted a minute)."""
         try:
-            self.storage.incr(_Keys(caller.token_id, self.clock()).day, DAY_SECONDS, amount=-1)
-        except StorageError as error:
+            self.store.add(_Keys(caller.token_id, self.clock()).day, -1)
+        except StoreUnavailable as error:
             self._warn(error)
 
     def refuse_unauthenticated(self, address: str) -> None:
@@ -118,8 +242,9 @@ class Usage:
         moment = self.clock()
         minute = int(moment // 60)
         try:
-            count = self.storage.incr(f"agenda:anon:{address}:{minute}", 120)
-        except StorageError as error:
+            count = self.store.count([f"agenda:anon:{address}:{minute}"],
+                                     [UNAUTHENTICATED_PER_MINUTE], [MINUTE_TTL])[0]
+        except StoreUnavailable as error:
             self._warn(error)
             return
         if count > UNAUTHENTICATED_PER_MINUTE:
@@ -129,55 +254,44 @@ class Usage:
     def figures(self, caller: Caller) -> Figures:
         """The token's standing now, without counting a request."""
         moment = self.clock()
+        keys = _Keys(caller.token_id, moment)
         try:
-            return self._figures(caller, moment)
-        except StorageError as error:
+            in_minute, used = self.store.get([keys.minute, keys.day])
+        except StoreUnavailable as error:
             self._warn(error)
             return self._unknown(caller, moment)
+        return self._figures(caller, keys, moment, in_minute, used)
 
     def usage_today(self, caller: Caller, routes: list[str]) -> list[dict]:
         """Today's count per route template, for the routes used at least once."""
         keys = _Keys(caller.token_id, self.clock())
         try:
-            counts = [(route, self.storage.get(keys.route(route))) for route in routes]
-        except StorageError as error:
+            counts = self.store.get([keys.route(route) for route in routes])
+        except StoreUnavailable as error:
             self._warn(error)
             return []
-        return [{"path": route, "count": count} for route, count in counts if count]
+        return [{"path": route, "count": count} for route, count in zip(routes, counts) if count]
 
-    def _figures(self, caller: Caller, moment: float, *, in_minute: int | None = None,
-                 used: int | None = None) -> Figures:
-        keys = _Keys(caller.token_id, moment)
+    def _safe_get(self, key: str) -> int:
+        try:
+            return self.store.get([key])[0]
+        except StoreUnavailable:
+            return 0
+
+    def _figures(self, caller: Caller, keys: _Keys, moment: float, in_minute: int,
+                 used: int) -> Figures:
         per_day = caller.per_day or self.per_day
-        if in_minute is None:
-            in_minute = self.storage.get(keys.minute)
-        if used is None:
-            used = self.storage.get(keys.day)
         return Figures(self.per_minute, max(0, self.per_minute - in_minute),
-                       (int(moment // 60) + 1) * 60, per_day, min(max(used, 0), per_day),
-                       next_amsterdam_midnight(moment), int(moment))
+                       (keys.minute_number + 1) * 60, per_day, min(max(used, 0), per_day),
+                       keys.midnight, int(moment))
 
     def _unknown(self, caller: Caller, moment: float) -> Figures:
         """Figures while the store is unreachable: the limits, nothing counted."""
-        return Figures(self.per_minute, self.per_minute, (int(moment // 60) + 1) * 60,
-                       caller.per_day or self.per_day, 0, next_amsterdam_midnight(moment),
-                       int(moment))
+        keys = _Keys(caller.token_id, moment)
+        return self._figures(caller, keys, moment, 0, 0)
 
     def _warn(self, error: Exception) -> None:
         now = time.monotonic()
         if now - self._warned_at >= 60:
             self._warned_at = now
             log.warning("rate-limit store unreachable, answering without limits: %s", error)
-
-
-class _Keys:
-    """The storage keys of one token at one moment."""
-
-    def __init__(self, token_id: str, moment: float):
-        self.token_id = token_id
-        self.minute = f"agenda:m:{token_id}:{int(moment // 60)}"
-        self.date = amsterdam_day(moment).isoformat()
-        self.day = f"agenda:d:{token_id}:{self.date}"
-
-    def route(self, route: str) -> str:
-        return f"agenda:u:{self.token_id}:{self.date}:{route}"

@@ -110,8 +110,7 @@ def test_the_default_quota_is_10000_and_headers_name_both_windows(client, make_t
     assert me["rate_limit"] == {"per_minute": 120, "remaining_this_minute": 118,
                                 "per_day": 10000, "used_today": 2}
     # Fill today's counter up to the quota: the next request is refused for the day.
-    app.service.usage.storage.incr(f"agenda:d:{me['token']['id']}:2026-11-25", 3600,
-                                   amount=10000 - 2)
+    app.service.usage.store.add(f"agenda:{{{me['token']['id']}}}:d:2026-11-25", 10000 - 2)
     refused = _get(client, token)
     assert refused.status_code == 429
     assert "daily quota of 10000" in refused.json()["error"]["message"]
