@@ -1,17 +1,20 @@
-"""The `agenda` command: database, organisations, tokens, serving and the demo."""
+"""The `agenda` command: database, organisations, tokens, data in, serving and the demo."""
 
 from __future__ import annotations
 
 import os
 import secrets
 import sys
+import time
 
 import click
 
 from agenda.settings import load
-from models import migrate, organisations, tokens
+from models import demo_data, importing, migrate, organisations, tokens
 from models.db import make_engine, make_sessionmaker
 from models.errors import DomainError
+from models import deliveries, mail, outbox
+from models.db import now
 
 
 class _Database:
@@ -108,6 +111,84 @@ def token_revoke(prefix):
         _fail(error)
 
 
+# Files and demo sets from this size on show a progress bar (on stderr).
+PROGRESS_FROM = 1000
+
+
+class _NoProgress:
+    """Stands in for a progress bar on small jobs."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_exc):
+        return None
+
+    def update(self, _steps):
+        """Nothing to show."""
+
+
+def _progress(length: int, label: str):
+    """A progress bar on stderr for `length` steps; none for small jobs."""
+    if length < PROGRESS_FROM:
+        return _NoProgress()
+    return click.progressbar(length=length, label=label, file=sys.stderr)
+
+
+@main.command("import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--source", help="Origin recorded on records that do not name their own.")
+def import_command(file, source):
+    """Import catalogue records from a JSON Lines FILE ("-": stdin); all or nothing.
+
+    One record a line (docs/import.md): organisations, venues, artists, events,
+    releases, upserted by id. A file with any bad line changes nothing; every
+    bad line is reported with its number. The database must be up to date
+    (`agenda db upgrade`).
+    """
+    lines = file.readlines()
+    try:
+        with _Database() as database, database.sessions.begin() as session:
+            with _progress(len(lines), "checking") as bar:
+                checked = importing.check(session, lines=lines, source=source,
+                                          progress=bar.update)
+            with _progress(len(checked), "writing ") as bar:
+                result = importing.write(session, checked, progress=bar.update)
+    except DomainError as error:
+        _fail_lines(error)
+    click.echo(f"imported {file.name}:")
+    click.echo(result.summary())
+
+
+def _fail_lines(error: DomainError, shown: int = 50):
+    """A bad file: every bad line, one per output line (the first `shown` of them)."""
+    params = error.details.get("params", [])
+    told = [f"{p['name']}: {p['message']}" for p in params[:shown]]
+    if len(params) > shown:
+        told.append(f"... and {len(params) - shown} more bad lines")
+    raise click.ClickException("\n".join([error.message, *told]))
+
+
+@main.command("demo-data")
+@click.option("--events", default=2000, show_default=True,
+              type=click.IntRange(demo_data.MIN_EVENTS, demo_data.MAX_EVENTS),
+              help="Number of events to build.")
+@click.option("--seed", default=1, show_default=True, type=click.IntRange(0, demo_data.MAX_SEED),
+              help="The same seed builds the same agenda.")
+def demo_data_command(events, seed):
+    """Migrate, then add a realistic, deterministic NL/BE agenda of demo data.
+
+    Ids come from the seed: running it again with the same seed adds only what
+    is missing, never a record twice. Dates lie around today.
+    """
+    with _Database() as database:
+        migrate.upgrade(database.engine)
+        with database.sessions.begin() as session, _progress(events, "demo data") as bar:
+            added = demo_data.add_demo_data(session, events=events, seed=seed,
+                                            progress=bar.update)
+    click.echo(added.summary())
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True, type=int)
@@ -126,11 +207,16 @@ def _serve(host: str, port: int, workers: int) -> None:
         click.echo("AGENDA_SECRET_KEY is not set: using a key for this run only.", err=True)
     os.environ.setdefault("AGENDA_SITE_URL", f"http://{host}:{port}")
     uvicorn.run("agenda.asgi:app", host=host, port=port, workers=workers,
-                log_level="info", access_log=False, proxy_headers=False)
+                log_level="info", access_log=False, proxy_headers=False,
+                # A worker starts in seconds, slower on a busy machine; uvicorn's default
+                # of 5 s kills and restarts workers that are merely slow.
+                timeout_worker_healthcheck=60)
 
 
 DEMO_ORGANISATION = "Demo Nights"
 DEMO_SCOPES = ("read", "scan", "attendance", "tickets")
+# The agenda `agenda demo` loads into an empty database.
+DEMO_EVENTS = 2000
 
 
 def _demo_tokens(session) -> dict[str, str]:
@@ -151,14 +237,21 @@ def _demo_tokens(session) -> dict[str, str]:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True, type=int)
 def demo(host, port):
-    """Migrate, create the demo organisation once and fresh tokens per scope, print, serve.
+    """Migrate, load demo data once, create fresh tokens per scope, print, serve.
 
-    Tokens are shown only when created, so every run mints a new set to print.
+    A demo agenda (2,000 events of seed 1, as `agenda demo-data` builds it) is
+    loaded on the first start, when the database has no events. Tokens are shown only when created, so
+    every run mints a new set to print.
     """
     os.environ.setdefault("AGENDA_SITE_URL", f"http://{host}:{port}")
     with _Database() as database:
         migrate.upgrade(database.engine)
         with database.sessions.begin() as session:
+            if not demo_data.has_events(session):
+                with _progress(DEMO_EVENTS, "demo data") as bar:
+                    added = demo_data.add_demo_data(session, events=DEMO_EVENTS, seed=1,
+                                                    progress=bar.update)
+                click.echo(added.summary())
             minted = _demo_tokens(session)
     settings = database.settings
     base = f"{settings.site_url}/v1"
@@ -172,6 +265,68 @@ def demo(host, port):
     click.echo(f"  curl -s {base}/openapi.json | head -c 300\n")
     sys.stdout.flush()
     _serve(host, port, 1)
+
+
+
+# Mails the worker sends per pass before it looks for new ones again.
+WORKER_BATCH = 200
+
+
+@main.command()
+@click.option("--once", is_flag=True, help="Send every mail that is due now, then stop.")
+@click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds to wait when nothing is due.")
+def worker(once, interval):
+    """Send the queued mails (AGENDA_SMTP_URL), retrying failed ones with backoff.
+
+    A sent mail's address is forgotten: the outbox keeps no address and a
+    waiting ticket keeps only the keyed hash. With --once the exit status is 1
+    when the mail server could not be reached.
+    """
+    with _Database() as database:
+        settings = database.settings
+        try:
+            while True:
+                mailer = mail.mailer_for(settings.smtp_url, sender_name=settings.provider_name,
+                                         sender_address=settings.contact)
+                try:
+                    report = outbox.send_due(database.sessions, mailer=mailer, now=now(),
+                                             limit=None if once else WORKER_BATCH)
+                finally:
+                    mailer.close()
+                done = report.mailed + report.failed + report.dead
+                if done or once:
+                    click.echo(f"mailed {report.mailed}, failed {report.failed}, "
+                               f"given up {report.dead}, still queued {report.left}")
+                if report.unreachable:
+                    click.echo("the mail server could not be reached", err=True)
+                if once:
+                    sys.exit(1 if report.unreachable else 0)
+                if done < WORKER_BATCH or report.unreachable:
+                    time.sleep(interval)
+        except KeyboardInterrupt:
+            click.echo("worker stopped")
+
+
+@main.group()
+def person():
+    """Members."""
+
+
+@person.command("link")
+@click.argument("email")
+def person_link(email):
+    """Attach the delivered tickets waiting for EMAIL to the member with that address."""
+    if not os.environ.get("AGENDA_SECRET_KEY"):
+        raise click.ClickException("AGENDA_SECRET_KEY is not set: waiting tickets are found "
+                                   "through a keyed hash made with the service's key.")
+    try:
+        with _Database() as database, database.sessions.begin() as session:
+            member, linked = deliveries.link_by_address(
+                session, email=email, secret_key=database.settings.secret_key, now=now())
+            click.echo(f"linked {linked} waiting ticket{'s' * (linked != 1)} to {member.handle}")
+    except DomainError as error:
+        _fail(error)
 
 
 if __name__ == "__main__":
