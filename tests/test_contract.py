@@ -33,7 +33,6 @@ PENDING = {
     "handlers.badges.list_badges",
     "handlers.badges.list_user_badges",
     "handlers.cities.list_cities",
-    "handlers.organiser.get_attendance",
     "handlers.organiser.get_external_sales",
     "handlers.organiser.report_external_sales",
     "handlers.organiser.scan_ticket",
