@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Float, Index, Integer, String, Text
-from sqlalchemy.orm import Mapped, mapped_column
+import dataclasses
+import datetime as dt
+
+from sqlalchemy import JSON, Float, Index, Integer, String, Text, exists, func, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base, Timestamp
+from models.errors import NotFound
+from models.paging import Page, keyset_page
+from models.text import fold, like_pattern
+
+# The keys of `facts` (decisions.md); an absent key is unknown.
+FACT_KEYS = ("capacity", "rooms", "lockers", "cashless", "smoking", "cloakroom", "parking")
 
 
 class Venue(Base):
@@ -40,3 +49,71 @@ class Venue(Base):
     source: Mapped[str] = mapped_column(String(100), default="")
     source_url: Mapped[str] = mapped_column(String(500), default="")
     updated_at: Mapped[int] = mapped_column(Timestamp)
+
+    @property
+    def known_facts(self) -> dict:
+        """The facts that are known: only the fixed keys, never a null."""
+        return {key: self.facts[key] for key in FACT_KEYS if self.facts.get(key) is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class VenueProfile:
+    """A venue with the number of its upcoming events (GET /venues/{id})."""
+
+    venue: Venue
+    upcoming_events: int
+
+    def __getattr__(self, name):
+        return getattr(self.venue, name)
+
+
+@dataclasses.dataclass(frozen=True)
+class VenueFilters:
+    """The filters of GET /venues, all ANDed."""
+
+    city: str | None = None
+    q: str | None = None
+    with_events: bool | None = None
+
+    def binding(self) -> dict:
+        """The filters a cursor is bound to (those given, as strings)."""
+        return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+def upcoming(today: dt.date) -> tuple:
+    """Conditions on `Event`: approved and from `today` on, running ones too (as GET /events)."""
+    # models.events imports this module for its `venue` relationship.
+    from models.events import MAX_SPAN_DAYS, Event
+
+    # The span bound lets an index on (..., date) start its range near today.
+    return (Event.status == "approved", Event.date >= today - dt.timedelta(days=MAX_SPAN_DAYS),
+            Event.last_date >= today)
+
+
+def list_venues(session: Session, *, filters: VenueFilters, today: dt.date,
+                after: list | None, limit: int) -> Page:
+    """Venues matching `filters`, by name (folded) then id, one page."""
+    from models.events import Event
+
+    query = select(Venue)
+    if filters.city is not None:
+        query = query.where(Venue.city_key == fold(filters.city))
+    if filters.q is not None:
+        query = query.where(Venue.name_key.like(like_pattern(fold(filters.q)), escape="\\"))
+    if filters.with_events is not None:
+        coming = exists(select(Event.id).where(Event.venue_id == Venue.id, *upcoming(today)))
+        query = query.where(coming if filters.with_events else ~coming)
+    return keyset_page(session, query, order=[Venue.name_key, Venue.id], after=after,
+                       limit=limit, key_of=lambda venue: (venue.name_key, venue.id))
+
+
+def get_venue(session: Session, venue_id: str, *, today: dt.date) -> VenueProfile:
+    """The venue with this id and its number of upcoming events; `NotFound` otherwise."""
+    from models.events import Event
+
+    venue = session.get(Venue, venue_id)
+    if venue is None:
+        raise NotFound("venue", venue_id)
+    count = session.scalar(select(func.count(Event.id)).where(Event.venue_id == venue.id,
+                                                              *upcoming(today)))
+    return VenueProfile(venue=venue, upcoming_events=count)

@@ -23,8 +23,6 @@ SEED = int(os.environ.get("AGENDA_CONTRACT_SEED", "20261125"))
 PENDING = {
     "handlers.festivals.get_token_prices",
     "handlers.festivals.list_token_reports",
-    "handlers.venues.list_venues",
-    "handlers.venues.get_venue",
     "handlers.artists.list_artists",
     "handlers.artists.get_artist",
     "handlers.organisations.list_organisations",
@@ -32,7 +30,6 @@ PENDING = {
     "handlers.radar.list_releases",
     "handlers.badges.list_badges",
     "handlers.badges.list_user_badges",
-    "handlers.cities.list_cities",
     "handlers.organiser.get_external_sales",
     "handlers.organiser.report_external_sales",
     "handlers.organiser.scan_ticket",

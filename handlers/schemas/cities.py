@@ -1,0 +1,16 @@
+"""`City`."""
+
+from marshmallow import Schema, fields
+
+from handlers.schemas import site_url
+
+
+class CitySchema(Schema):
+    """`City`: a city with at least one upcoming event."""
+
+    name = fields.String()
+    country = fields.String()
+    upcoming_events = fields.Integer()
+    lat = fields.Float()
+    lng = fields.Float()
+    url = fields.Function(lambda city: f"{site_url()}/cities/{city.slug}")

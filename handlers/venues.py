@@ -1,0 +1,24 @@
+"""GET /venues and GET /venues/{id}: where events happen."""
+
+from agenda.request import session, today
+from handlers import envelope, paging
+from handlers.schemas.venues import VenueDetailSchema, VenueSummarySchema
+from models import venues
+
+summaries = VenueSummarySchema(many=True)
+detail = VenueDetailSchema()
+
+
+def list_venues(limit: int, cursor=None, city=None, q=None, with_events=None):
+    """Venues by name, filtered by city, name and whether they have events coming."""
+    wanted = venues.VenueFilters(city=city, q=q, with_events=with_events)
+    binding = wanted.binding()
+    page = venues.list_venues(session(), filters=wanted, today=today(), limit=limit,
+                              after=paging.after(cursor, kind="venues", filters=binding))
+    return envelope.public_page(summaries.dump(page.items), limit=limit, next_cursor=(
+        paging.next_cursor(page, kind="venues", filters=binding)))
+
+
+def get_venue(id_: str):
+    """One venue with its practical profile and number of upcoming events."""
+    return envelope.public(detail.dump(venues.get_venue(session(), id_, today=today())))
