@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 from sqlalchemy import Boolean, Integer, String, Text, func, select
@@ -9,6 +10,8 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base, Timestamp, new_id, now
 from models.errors import BadRequest, NotFound
+from models.paging import Page, keyset_page
+from models.text import fold
 
 
 class Organisation(Base):
@@ -72,8 +75,99 @@ def _year(timestamp: int) -> int:
 
 
 def count_events(session: Session, organisation_id: str) -> int:
-    """The organisation's approved events on the agenda.
+    """The organisation's approved events on the agenda, past and coming."""
+    return _counts(session, [organisation_id]).get(organisation_id, 0)
 
-    Events arrive with the catalogue (issue 3); until then an organisation has none.
+
+def _counts(session: Session, organisation_ids: list[str]) -> dict[str, int]:
+    """Approved events per organisation, for the given organisations (absent: none)."""
+    # models.events imports this module for the events' `organisation`.
+    from models.events import Event
+
+    if not organisation_ids:
+        return {}
+    rows = session.execute(
+        select(Event.organisation_id, func.count())
+        .where(Event.organisation_id.in_(organisation_ids), Event.status == "approved")
+        .group_by(Event.organisation_id))
+    return {organisation_id: count for organisation_id, count in rows}
+
+
+@dataclasses.dataclass(frozen=True)
+class CountedOrganisation:
+    """An organisation with the number of its approved events (the `Organisation` resource)."""
+
+    organisation: Organisation
+    events_count: int
+
+    def __getattr__(self, name):
+        return getattr(self.organisation, name)
+
+
+@dataclasses.dataclass(frozen=True)
+class OrganisationFilters:
+    """The filters of GET /organisations, all ANDed."""
+
+    q: str | None = None
+    verified: bool | None = None
+
+    def binding(self) -> dict:
+        """The filters a cursor is bound to (those given, as strings)."""
+        return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+# Rows read per round while `q` is matched in Python (see `_matching_ids`).
+_SCAN_BATCH = 500
+
+
+def list_organisations(session: Session, *, filters: OrganisationFilters,
+                       after: list | None, limit: int) -> Page:
+    """Organisations matching `filters`, by name, one page, each with its events count.
+
+    Names are unique, so the name alone is the keyset position (and `id` never
+    decides the order).
     """
-    return 0
+    query = select(Organisation)
+    if filters.verified is not None:
+        query = query.where(Organisation.verified.is_(filters.verified))
+    if filters.q is not None:
+        query = query.where(Organisation.id.in_(
+            _matching_ids(session, query, needle=fold(filters.q), after=after, limit=limit)))
+    page = keyset_page(session, query, order=[Organisation.name], after=after, limit=limit,
+                       key_of=lambda organisation: (organisation.name,))
+    counts = _counts(session, [organisation.id for organisation in page.items])
+    return Page(items=[CountedOrganisation(organisation, counts.get(organisation.id, 0))
+                       for organisation in page.items], next_key=page.next_key)
+
+
+def _matching_ids(session: Session, query, *, needle: str, after: list | None,
+                  limit: int) -> list[str]:
+    """Ids of the first `limit + 1` organisations after `after` whose folded name holds `needle`.
+
+    The organisations table has no folded name column (venues and artists have
+    `name_key`), so the case- and accent-insensitive match walks the name index in
+    order and folds in Python, stopping as soon as the page is full.
+    """
+    ids = []
+    scan = query.with_only_columns(Organisation.id, Organisation.name).order_by(
+        Organisation.name)
+    if after is not None:
+        scan = scan.where(Organisation.name > after[0])
+    result = session.execute(scan.execution_options(yield_per=_SCAN_BATCH))
+    try:
+        for organisation_id, name in result:
+            if needle in fold(name):
+                ids.append(organisation_id)
+                if len(ids) > limit:
+                    break
+    finally:
+        result.close()
+    return ids
+
+
+def get_listed_organisation(session: Session, organisation_id: str) -> CountedOrganisation:
+    """The organisation with this id (ids only, not names) and its events count."""
+    organisation = session.get(Organisation, organisation_id)
+    if organisation is None:
+        raise NotFound("organisation", organisation_id)
+    return CountedOrganisation(organisation, count_events(session, organisation.id))

@@ -25,8 +25,6 @@ PENDING = {
     "handlers.festivals.list_token_reports",
     "handlers.artists.list_artists",
     "handlers.artists.get_artist",
-    "handlers.organisations.list_organisations",
-    "handlers.organisations.get_organisation",
     "handlers.radar.list_releases",
     "handlers.badges.list_badges",
     "handlers.badges.list_user_badges",
