@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Boolean, Index, String, Text
-from sqlalchemy.orm import Mapped, mapped_column
+import dataclasses
+import datetime as dt
+
+from sqlalchemy import JSON, Boolean, Index, String, Text, func, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base, Timestamp
+from models.errors import NotFound
+from models.events import upcoming_for_artist
+from models.paging import Page, keyset_page
+from models.text import fold, like_pattern
 
 
 class Artist(Base):
@@ -33,3 +40,55 @@ class Artist(Base):
     source: Mapped[str] = mapped_column(String(100), default="")
     source_url: Mapped[str] = mapped_column(String(500), default="")
     updated_at: Mapped[int] = mapped_column(Timestamp)
+
+
+@dataclasses.dataclass(frozen=True)
+class ArtistFilters:
+    """The filters of GET /artists, all ANDed."""
+
+    q: str | None = None
+    genre: str | None = None
+    country: str | None = None
+
+    def binding(self) -> dict:
+        """The filters a cursor is bound to (those given, as strings)."""
+        return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+@dataclasses.dataclass(frozen=True)
+class ArtistProfile:
+    """An artist with its releases (newest first) and next dates (GET /artists/{id})."""
+
+    artist: Artist
+    releases: list
+    upcoming_events: list
+
+    def __getattr__(self, name):
+        return getattr(self.artist, name)
+
+
+def list_artists(session: Session, *, filters: ArtistFilters, after: list | None,
+                 limit: int) -> Page:
+    """Artists matching `filters`, by name (folded) then id, one page."""
+    query = select(Artist)
+    if filters.q is not None:
+        query = query.where(Artist.name_key.like(like_pattern(fold(filters.q)), escape="\\"))
+    if filters.genre is not None:
+        query = query.where(Artist.genre == filters.genre)
+    if filters.country is not None:
+        # Country codes are ASCII, where SQL's lower() and Python's agree.
+        query = query.where(func.lower(Artist.country) == filters.country.strip().lower())
+    return keyset_page(session, query, order=[Artist.name_key, Artist.id], after=after,
+                       limit=limit, key_of=lambda artist: (artist.name_key, artist.id))
+
+
+def get_artist(session: Session, artist_id: str, *, today: dt.date) -> ArtistProfile:
+    """The artist with this id, its releases and next dates; `NotFound` otherwise."""
+    # models.releases imports this module for the credits' `artist`.
+    from models.releases import releases_of
+
+    artist = session.get(Artist, artist_id)
+    if artist is None:
+        raise NotFound("artist", artist_id)
+    return ArtistProfile(artist=artist, releases=releases_of(session, artist.id),
+                         upcoming_events=upcoming_for_artist(session, artist.id, today=today))

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
-from sqlalchemy import Date, ForeignKey, Index, Integer, String
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy import Date, ForeignKey, Index, Integer, String, and_, exists, func, select
+from sqlalchemy.orm import Mapped, Session, lazyload, mapped_column, relationship
 
+from models.artists import Artist
 from models.db import Base, Timestamp
+from models.errors import BadRequest
+from models.events import MAX_SPAN_DAYS, Event, EventArtist
+from models.paging import Page, keyset_page
+from models.venues import Venue, upcoming
 
 RELEASE_TYPES = ("single", "ep", "album")
+# How far back the radar looks, in weeks (decisions.md).
+RADAR_WEEKS = (1, 2, 4)
 
 
 class Release(Base):
@@ -36,6 +44,11 @@ class Release(Base):
     artists: Mapped[list[ReleaseArtist]] = relationship(
         order_by="ReleaseArtist.position", cascade="all, delete-orphan", lazy="selectin")
 
+    @property
+    def credited_artists(self) -> list[Artist]:
+        """The release's artists, in billing order."""
+        return [credit.artist for credit in self.artists]
+
 
 class ReleaseArtist(Base):
     """An artist credited on a release."""
@@ -47,3 +60,96 @@ class ReleaseArtist(Base):
     artist_id: Mapped[str] = mapped_column(ForeignKey("artists.id"), primary_key=True,
                                            index=True)
     position: Mapped[int] = mapped_column(Integer, default=0)
+
+    artist: Mapped[Artist] = relationship(lazy="joined", innerjoin=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class NextEvent:
+    """The soonest upcoming event of a release's artists (what the radar shows of it)."""
+
+    id: str
+    slug: str
+    title: str
+    date: dt.date
+    city: str
+
+
+@dataclasses.dataclass(frozen=True)
+class RadarRelease:
+    """A new release with the next event of its artists (GET /radar)."""
+
+    release: Release
+    next_event: NextEvent
+
+    def __getattr__(self, name):
+        return getattr(self.release, name)
+
+
+def releases_of(session: Session, artist_id: str) -> list[Release]:
+    """Every release crediting the artist, newest first (release date, then id)."""
+    return list(session.scalars(
+        select(Release).join(ReleaseArtist, and_(ReleaseArtist.release_id == Release.id,
+                                                  ReleaseArtist.artist_id == artist_id))
+        # A discography needs titles and dates, not the credits.
+        .options(lazyload(Release.artists))
+        .order_by(Release.release_date.desc(), Release.id.desc())))
+
+
+def _upcoming_bookings(today: dt.date):
+    """Conditions on `EventArtist` joined to `Event`: an approved event from today on."""
+    # The span bound lets ix_event_artists_artist_order start its range near today.
+    return (EventArtist.date >= today - dt.timedelta(days=MAX_SPAN_DAYS), *upcoming(today))
+
+
+def list_new_releases(session: Session, *, weeks: int, genre: str | None, today: dt.date,
+                      after: list | None, limit: int) -> Page:
+    """Releases of the last `weeks` weeks (up to today) whose artists have an upcoming event.
+
+    Newest first (release date, then id, both descending); each item carries the
+    soonest upcoming event of any of its artists.
+    """
+    if weeks not in RADAR_WEEKS:
+        raise BadRequest([{"name": "weeks", "in": "query", "message": "must be 1, 2 or 4"}])
+    booked = exists(
+        select(ReleaseArtist.artist_id)
+        .join(EventArtist, EventArtist.artist_id == ReleaseArtist.artist_id)
+        .join(Event, Event.id == EventArtist.event_id)
+        .where(ReleaseArtist.release_id == Release.id, *_upcoming_bookings(today)))
+    query = select(Release).where(
+        Release.release_date >= today - dt.timedelta(weeks=weeks),
+        Release.release_date <= today, booked)
+    if genre is not None:
+        query = query.where(Release.genre == genre)
+    after_key = None if after is None else (dt.date.fromisoformat(after[0]), after[1])
+    page = keyset_page(session, query, order=[Release.release_date, Release.id],
+                       after=after_key, limit=limit, descending=True,
+                       key_of=lambda release: (release.release_date, release.id))
+    soonest = _next_events(session, [release.id for release in page.items], today=today)
+    # An event withdrawn between the two statements leaves its release out of this page.
+    return Page(items=[RadarRelease(release=release, next_event=soonest[release.id])
+                       for release in page.items if release.id in soonest],
+                next_key=page.next_key)
+
+
+def _next_events(session: Session, release_ids: list[str], *,
+                 today: dt.date) -> dict[str, NextEvent]:
+    """For each release, the soonest upcoming approved event of any of its artists."""
+    if not release_ids:
+        return {}
+    ranked = (
+        select(ReleaseArtist.release_id, Event.id.label("event_id"),
+               func.row_number().over(partition_by=ReleaseArtist.release_id,
+                                      order_by=(Event.date, Event.start, Event.id))
+               .label("rank"))
+        .join(EventArtist, EventArtist.artist_id == ReleaseArtist.artist_id)
+        .join(Event, Event.id == EventArtist.event_id)
+        .where(ReleaseArtist.release_id.in_(release_ids), *_upcoming_bookings(today))
+        .subquery())
+    rows = session.execute(
+        select(ranked.c.release_id, Event.id, Event.slug, Event.title, Event.date, Venue.city)
+        .select_from(ranked).join(Event, Event.id == ranked.c.event_id)
+        .join(Venue, Venue.id == Event.venue_id)
+        .where(ranked.c.rank == 1))
+    return {row.release_id: NextEvent(id=row.id, slug=row.slug, title=row.title,
+                                      date=row.date, city=row.city) for row in rows}

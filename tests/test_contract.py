@@ -23,9 +23,6 @@ SEED = int(os.environ.get("AGENDA_CONTRACT_SEED", "20261125"))
 PENDING = {
     "handlers.festivals.get_token_prices",
     "handlers.festivals.list_token_reports",
-    "handlers.artists.list_artists",
-    "handlers.artists.get_artist",
-    "handlers.radar.list_releases",
     "handlers.badges.list_badges",
     "handlers.badges.list_user_badges",
     "handlers.organiser.get_external_sales",

@@ -1,0 +1,24 @@
+"""GET /artists and GET /artists/{id}: who plays."""
+
+from agenda.request import session, today
+from handlers import envelope, paging
+from handlers.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
+from models import artists
+
+summaries = ArtistSummarySchema(many=True)
+detail = ArtistDetailSchema()
+
+
+def list_artists(limit: int, cursor=None, q=None, genre=None, country=None):
+    """Artists by name, filtered by name, primary genre and country."""
+    wanted = artists.ArtistFilters(q=q, genre=genre, country=country)
+    binding = wanted.binding()
+    page = artists.list_artists(session(), filters=wanted, limit=limit,
+                                after=paging.after(cursor, kind="artists", filters=binding))
+    return envelope.public_page(summaries.dump(page.items), limit=limit, next_cursor=(
+        paging.next_cursor(page, kind="artists", filters=binding)))
+
+
+def get_artist(id_: str):
+    """One artist with bio, links, releases and next dates."""
+    return envelope.public(detail.dump(artists.get_artist(session(), id_, today=today())))
