@@ -84,7 +84,7 @@ def db(app):
         session.close()
         transaction.rollback()
         connection.close()
-        service.sessions.configure(bind=service.engine, join_transaction_mode="conservative_savepoint")
+        service.sessions.configure(bind=service.engine, join_transaction_mode="conditional_savepoint")
 
 
 @pytest.fixture
