@@ -1,0 +1,371 @@
+"""Delivery of an external shop's ticket list: tickets onto members' accounts, or waiting.
+
+Each item is checked on its own (decisions.md, External tickets) and answered
+`added`, `duplicate` or `refused`. Idempotency on the code within the event is
+the unique constraint `(event_id, code)`: the tickets are inserted with ON
+CONFLICT DO NOTHING and the statement returns which codes it inserted, so the
+same list sent ten times at once adds each ticket exactly once. Rows are
+inserted in code order, so concurrent deliveries of overlapping lists wait on
+each other's codes in the same order and cannot deadlock.
+
+A ticket whose address belongs to a member (`Person.email_key`) lands on the
+account at once: linked, the member marked going, one notice per member and
+delivery. Any other ticket waits with the address and its keyed hash
+(HMAC-SHA256 with the secret key over the lower-cased address); one mail per
+address and delivery tells the buyer, unless `invite` is false, in which case
+the address is not even stored: only the hash, through which
+`link_waiting_tickets` finds the tickets when that address signs in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import math
+import re
+import secrets
+import time
+from collections import defaultdict
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, sessionmaker
+
+from models import outbox
+from models.errors import Conflict, NotFound
+from models.events import Event, get_own_event
+from models.mail import Mailer
+from models.people import Mark, Person
+from models.tickets import DeliveryBatch, Ticket
+
+MAX_ITEMS = 500
+# Seconds a delivering request spends sending its own mails after the commit; the
+# worker (`agenda worker`) sends the rest. Tests set it to 0 or raise it.
+SEND_BUDGET_SECONDS = 2.0
+BATCHES_SHOWN = 20
+DEFAULT_TYPE = "Regular"
+
+CODE = re.compile(r"[A-Za-z0-9_-]{4,64}")
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+# An ASCII address: dot-atom local part, a domain of at least two labels and a
+# top-level label that is letters (or an IDNA `xn--` label).
+_TOP = r"(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})"
+EMAIL = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@(?:{_LABEL}\.)+{_TOP}")
+MAX_EMAIL = 254
+MAX_LOCAL_PART = 64
+MAX_TYPE = 80
+MAX_NAME = 120
+
+
+@dataclasses.dataclass(frozen=True)
+class ItemResult:
+    """The verdict on one item: `member` only on added, `reason` only on refused."""
+
+    index: int
+    code: str
+    status: str
+    member: bool | None = None
+    reason: str | None = None
+
+
+@dataclasses.dataclass
+class Processed:
+    """What the delivering request got through after its commit, within its budget."""
+
+    linked: int = 0
+    mailed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    left: int = 0
+    budget_out: bool = False
+
+
+@dataclasses.dataclass
+class Delivery:
+    """The outcome of one delivery (the `DeliveryResult` of the API)."""
+
+    batch_id: str
+    event_id: str
+    results: list[ItemResult]
+    received: int = 0
+    added: int = 0
+    duplicates: int = 0
+    refused: int = 0
+    matched: int = 0
+    processed: Processed = dataclasses.field(default_factory=Processed)
+
+
+@dataclasses.dataclass(frozen=True)
+class DeliveryStatus:
+    """Delivered tickets of one event by state, and its last deliveries."""
+
+    event_id: str
+    delivered: int
+    linked: int
+    pending: int
+    todo: int
+    batches: list[DeliveryBatch]
+
+
+def address_hash(secret_key: str, address: str) -> str:
+    """The keyed hash under which a buyer's address is kept: HMAC-SHA256, hex."""
+    return hmac.new(secret_key.encode(), address.lower().encode(), hashlib.sha256).hexdigest()
+
+
+def refusal(item: dict) -> str | None:
+    """Why an item is refused (`invalid_code`, `invalid_email`, `invalid_field`), or None."""
+    code = item.get("code")
+    if not isinstance(code, str) or not CODE.fullmatch(code):
+        return "invalid_code"
+    email = item.get("email")
+    if (not isinstance(email, str) or len(email) > MAX_EMAIL or not EMAIL.fullmatch(email)
+            or len(email.rpartition("@")[0]) > MAX_LOCAL_PART):
+        return "invalid_email"
+    # Optional fields: absent and null mean "not given".
+    kind, name, price = item.get("type"), item.get("name"), item.get("price")
+    for value, longest in ((kind, MAX_TYPE), (name, MAX_NAME)):
+        # PostgreSQL text cannot hold NUL.
+        if value is not None and (not isinstance(value, str) or len(value) > longest
+                                  or "\x00" in value):
+            return "invalid_field"
+    if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float))
+                              or not math.isfinite(price) or price < 0):
+        return "invalid_field"
+    return None
+
+
+def _batch_id(now_ms: int) -> str:
+    """A batch id that sorts by creation time (milliseconds), then 8 random characters."""
+    return f"dlv_{now_ms:012x}{secrets.token_hex(4)}"
+
+
+def _insert(session: Session, table):
+    dialect = session.get_bind().dialect.name
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+
+
+def deliver_tickets(session: Session, *, event: Event, source: str, items: list[dict],
+                    invite: bool, secret_key: str, site_url: str, now: int,
+                    via: str = "api") -> Delivery:
+    """Add an external shop's tickets to `event`, one verdict per item; flushes, never commits.
+
+    Only events with external ticketing take deliveries (`Conflict` otherwise).
+    Mails are queued in the outbox of this transaction, not sent.
+    """
+    if not event.external_ticketing:
+        raise Conflict("This event does not use external ticketing; only events sold by an "
+                       "external shop take delivered tickets.")
+    results: list[ItemResult | None] = [None] * len(items)
+    first: dict[str, tuple[int, dict]] = {}
+    for index, item in enumerate(items):
+        code = item.get("code")
+        shown = code if isinstance(code, str) else ""
+        reason = refusal(item)
+        if reason is not None:
+            results[index] = ItemResult(index, shown, "refused", reason=reason)
+        elif code in first:
+            results[index] = ItemResult(index, code, "duplicate")
+        else:
+            first[code] = (index, item)
+
+    keys = {item["email"].lower() for _index, item in first.values()}
+    members = {person.email_key: person for person in session.scalars(
+        select(Person).where(Person.email_key.in_(keys)))} if keys else {}
+
+    batch = DeliveryBatch(id=_batch_id(time.time_ns() // 1_000_000), event_id=event.id,
+                          source=source, via=via, received=len(items), created_at=now)
+    session.add(batch)
+    session.flush()
+
+    rows = []
+    for code in sorted(first):
+        _index, item = first[code]
+        member = members.get(item["email"].lower())
+        rows.append({
+            "id": f"tkt_{secrets.token_urlsafe(12)}", "event_id": event.id, "code": code,
+            "person_id": member.id if member else None,
+            "type": item.get("type") or DEFAULT_TYPE,
+            "holder": item.get("name") or (member.name if member else ""),
+            "price": item.get("price"), "source": source, "status": "valid", "created_at": now,
+            "batch_id": batch.id, "invite": invite, "linked_at": now if member else None,
+            # A waiting ticket keeps the address only for its mail (none when invite is false).
+            "buyer_email": item["email"] if not member and invite else None,
+            "buyer_email_hash": None if member else address_hash(secret_key, item["email"]),
+        })
+    inserted = {}
+    if rows:
+        statement = (_insert(session, Ticket.__table__)
+                     .on_conflict_do_nothing(index_elements=["event_id", "code"])
+                     .returning(Ticket.__table__.c.id, Ticket.__table__.c.code))
+        inserted = dict((code, ticket_id)
+                        for ticket_id, code in session.execute(statement, rows).all())
+
+    delivery = Delivery(batch_id=batch.id, event_id=event.id, results=[], received=len(items))
+    added_for: dict[str, list[str]] = defaultdict(list)  # member id -> ticket ids
+    waiting_for: dict[str, list[tuple[str, str]]] = defaultdict(list)  # hash -> (id, address)
+    for code, (index, item) in first.items():
+        if code not in inserted:
+            results[index] = ItemResult(index, code, "duplicate")
+            continue
+        member = members.get(item["email"].lower())
+        results[index] = ItemResult(index, code, "added", member=member is not None)
+        if member:
+            added_for[member.id].append(inserted[code])
+        else:
+            waiting_for[address_hash(secret_key, item["email"])].append(
+                (inserted[code], item["email"]))
+    delivery.results = results
+    for result in results:
+        delivery.added += result.status == "added"
+        delivery.duplicates += result.status == "duplicate"
+        delivery.refused += result.status == "refused"
+    delivery.matched = sum(len(ids) for ids in added_for.values())
+
+    people = {member.id: member for member in members.values()}
+    _mark_going(session, person_ids=list(added_for), event_id=event.id, now=now)
+    mails = [_added_mail(event, people[person_id], ticket_ids, source, site_url)
+             for person_id, ticket_ids in added_for.items()]
+    if invite:
+        mails += [_waiting_mail(event, tickets, source, site_url)
+                  for tickets in waiting_for.values()]
+    outbox.queue(session, mails, now=now)
+
+    batch.added, batch.duplicates, batch.refused = (delivery.added, delivery.duplicates,
+                                                    delivery.refused)
+    batch.linked = delivery.matched
+    session.flush()
+    delivery.processed = Processed(linked=delivery.matched,
+                                   skipped=0 if invite else len(waiting_for))
+    return delivery
+
+
+def deliver_and_send(sessions: sessionmaker, *, organisation_id: str, event_key: str,
+                     source: str, items: list[dict], invite: bool, secret_key: str,
+                     site_url: str, mailer: Mailer, budget: float, now: int) -> Delivery:
+    """Deliver in one committed transaction, then send this delivery's mails within `budget`.
+
+    The one place that commits instead of flushing, on purpose: a mail must never
+    tell about a ticket whose transaction could still roll back, and the answer must
+    report what was sent. So the tickets, the batch and the queued mails are
+    committed first (all or nothing); then each mail is claimed, sent and recorded
+    in its own short transaction (models.outbox); whatever the budget leaves is
+    still queued, safely, for the worker. A failure after the commit cannot undo
+    the delivery, and sending the same list again only yields duplicates.
+    """
+    with sessions.begin() as session:
+        event = get_own_event(session, event_key, organisation_id=organisation_id)
+        delivery = deliver_tickets(session, event=event, source=source, items=items,
+                                   invite=invite, secret_key=secret_key, site_url=site_url,
+                                   now=now)
+    try:
+        sent = outbox.send_due(sessions, mailer=mailer, now=now, batch_id=delivery.batch_id,
+                               budget=budget)
+    finally:
+        mailer.close()
+    delivery.processed.mailed = sent.mailed
+    delivery.processed.failed = sent.failed + sent.dead
+    delivery.processed.left = sent.left
+    delivery.processed.budget_out = sent.budget_out
+    return delivery
+
+
+def _mark_going(session: Session, *, person_ids: list[str], event_id: str, now: int) -> None:
+    """List the ticket holders as going (an `interested` mark becomes `going`)."""
+    if not person_ids:
+        return
+    statement = _insert(session, Mark.__table__)
+    session.execute(statement.on_conflict_do_update(
+        index_elements=["person_id", "event_id"], set_={"kind": "going"}),
+        [{"person_id": person_id, "event_id": event_id, "kind": "going", "created_at": now}
+         for person_id in sorted(person_ids)])
+
+
+def _when(event: Event) -> str:
+    return f"{event.date.isoformat()} {event.start}, {event.venue.name} ({event.venue.city})"
+
+
+def _added_mail(event: Event, person: Person, ticket_ids: list[str], source: str,
+                site_url: str) -> dict:
+    count = len(ticket_ids)
+    tickets = "1 ticket" if count == 1 else f"{count} tickets"
+    return {
+        "kind": outbox.ADDED, "to_address": person.email, "ticket_id": ticket_ids[0],
+        "subject": f"{event.title}: {tickets} added to your account",
+        "body": (f"Hi {person.name},\n\n"
+                 f"{tickets} for {event.title} ({_when(event)}), bought at {source}, "
+                 f"are now on your account under Tickets, with the barcode you scan at the "
+                 f"door.\n\n{site_url}/tickets\n"),
+    }
+
+
+def _waiting_mail(event: Event, tickets: list[tuple[str, str]], source: str,
+                  site_url: str) -> dict:
+    count = len(tickets)
+    what = "A ticket" if count == 1 else f"{count} tickets"
+    return {
+        "kind": outbox.WAITING, "to_address": tickets[0][1], "ticket_id": tickets[0][0],
+        "subject": f"{event.title}: {what.lower()} waiting for you",
+        "body": (f"Hello,\n\n{what} for {event.title} ({_when(event)}), bought at {source}, "
+                 f"{'is' if count == 1 else 'are'} waiting for you. Sign in or create an "
+                 f"account with this address and {'it lands' if count == 1 else 'they land'} "
+                 f"on your account, ready to scan at the door.\n\n{site_url}\n\n"
+                 f"We keep this address only until this mail is sent.\n"),
+    }
+
+
+def link_waiting_tickets(session: Session, *, person: Person, secret_key: str,
+                         now: int) -> int:
+    """Attach the tickets waiting for this member's address; returns how many. Flushes only.
+
+    Called when a member signs in. The tickets are found through the keyed hash of
+    the address and taken with one conditional UPDATE (still unlinked), so two
+    sign-ins at once link each ticket once.
+    """
+    email_hash = address_hash(secret_key, person.email_key)
+    linked = session.execute(
+        update(Ticket)
+        .where(Ticket.buyer_email_hash == email_hash, Ticket.person_id.is_(None))
+        .values(person_id=person.id, linked_at=now, buyer_email=None)
+        .returning(Ticket.id, Ticket.event_id, Ticket.batch_id)
+        .execution_options(synchronize_session=False)).all()
+    if not linked:
+        return 0
+    for event_id in sorted({row.event_id for row in linked}):
+        _mark_going(session, person_ids=[person.id], event_id=event_id, now=now)
+    per_batch: dict[str, int] = defaultdict(int)
+    for row in linked:
+        if row.batch_id:
+            per_batch[row.batch_id] += 1
+    for batch_id, count in sorted(per_batch.items()):
+        session.execute(update(DeliveryBatch).where(DeliveryBatch.id == batch_id)
+                        .values(linked=DeliveryBatch.linked + count)
+                        .execution_options(synchronize_session=False))
+    outbox.cancel_waiting_mails(session, ticket_ids=[row.id for row in linked])
+    session.flush()
+    return len(linked)
+
+
+def link_by_address(session: Session, *, email: str, secret_key: str,
+                    now: int) -> tuple[Person, int]:
+    """Link the tickets waiting for the member with this address; `NotFound` without one."""
+    key = email.strip().lower()
+    person = session.scalars(select(Person).where(Person.email_key == key)).first()
+    if person is None:
+        raise NotFound("member with this address")
+    return person, link_waiting_tickets(session, person=person, secret_key=secret_key, now=now)
+
+
+def delivery_status(session: Session, *, event: Event) -> DeliveryStatus:
+    """Delivered tickets of `event` (delivered, linked, pending), mails to do, last batches."""
+    delivered, linked = session.execute(
+        select(func.count(Ticket.id), func.count(Ticket.person_id))
+        .where(Ticket.event_id == event.id, Ticket.batch_id.is_not(None))).one()
+    batches = list(session.scalars(
+        select(DeliveryBatch).where(DeliveryBatch.event_id == event.id)
+        .order_by(DeliveryBatch.created_at.desc(), DeliveryBatch.id.desc())
+        .limit(BATCHES_SHOWN)))
+    return DeliveryStatus(event_id=event.id, delivered=delivered, linked=linked,
+                          pending=delivered - linked,
+                          todo=outbox.queued_for_event(session, event.id), batches=batches)

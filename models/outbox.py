@@ -1,0 +1,183 @@
+"""The outbox: mails queued in the same transaction as what they are about, sent afterwards.
+
+A mail is `pending` until a sender claims it. Claiming is one conditional
+UPDATE (status still queued, `attempts` still what the sender saw): two senders
+(the delivering request and the worker, or two workers) never both send a mail.
+Each mail is claimed, sent and recorded in its own short transaction, so on
+PostgreSQL the claimed row stays locked only while its one mail is on the wire,
+and a sender that dies mid-send rolls its claim back: the mail is sent again
+later (at least once, never silently lost).
+
+After a mail went out (or was given up) its address is no longer kept: the
+outbox row holds `REDACTED`, and for a waiting-ticket mail the tickets it was
+about keep only the keyed hash of the buyer's address (spec: "the address
+itself is kept only until that mail went out").
+
+States: `pending` -> `sent`; a failed try -> `failed` (retried with backoff) ->
+`sent`, or `dead` after a permanent refusal or MAX_ATTEMPTS tries; `cancelled`
+when the mail became pointless (the waiting ticket was linked first).
+`sent_at` is when the mail last went to the SMTP server: the send time of a
+sent mail, the last try of a failed one (the backoff counts from it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+from sqlalchemy import and_, case, func, insert, or_, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from models.mail import Mailer, MailError
+from models.tickets import OutboxMail, Ticket
+
+QUEUED = ("pending", "failed")
+WAITING = "ticket_waiting"
+ADDED = "ticket_added"
+REDACTED = "[redacted]"
+MAX_ATTEMPTS = 8
+# Seconds to wait after the n-th failed try: 1, 2, 4, ... minutes, at most 2 hours.
+RETRY_DELAYS = {n: min(60 * 2 ** (n - 1), 7200) for n in range(1, MAX_ATTEMPTS)}
+
+
+@dataclasses.dataclass
+class SendReport:
+    """What one run of `send_due` got through."""
+
+    mailed: int = 0
+    failed: int = 0
+    dead: int = 0
+    left: int = 0
+    budget_out: bool = False
+    # The SMTP server could not be reached: the run stopped, the rest waits.
+    unreachable: bool = False
+
+
+def queue(session: Session, mails: list[dict], *, now: int) -> None:
+    """Queue mails (`kind`, `to_address`, `subject`, `body`, `ticket_id`) in this transaction."""
+    if mails:
+        session.execute(insert(OutboxMail), [
+            {**mail, "status": "pending", "attempts": 0, "created_at": now} for mail in mails])
+
+
+def _due(now: int):
+    """Pending mails, and failed ones whose backoff has passed."""
+    delay = case(RETRY_DELAYS, value=OutboxMail.attempts, else_=max(RETRY_DELAYS.values()))
+    return or_(OutboxMail.status == "pending",
+               and_(OutboxMail.status == "failed", OutboxMail.sent_at + delay <= now))
+
+
+def _scope(statement, batch_id: str | None):
+    if batch_id is None:
+        return statement
+    return statement.join(Ticket, Ticket.id == OutboxMail.ticket_id).where(
+        Ticket.batch_id == batch_id)
+
+
+def send_due(sessions: sessionmaker, *, mailer: Mailer, now: int, batch_id: str | None = None,
+             budget: float | None = None, limit: int | None = None,
+             clock: Callable[[], float] = time.monotonic) -> SendReport:
+    """Send the due mails (of one delivery when `batch_id` is given), oldest first.
+
+    Stops when `budget` seconds are used up (`budget_out`), or when the SMTP server
+    cannot be reached (`unreachable`). Each mail is its own transaction (module doc).
+    """
+    started = clock()
+    report = SendReport()
+    # One connection for the run, one transaction per mail.
+    with sessions() as session:
+        with session.begin():
+            todo = session.execute(_scope(
+                select(OutboxMail.id, OutboxMail.attempts).where(_due(now)), batch_id)
+                .order_by(OutboxMail.id).limit(limit)).all()
+        for mail_id, attempts in todo:
+            if budget is not None and clock() - started >= budget:
+                report.budget_out = True
+                break
+            with session.begin():
+                outcome, unreachable = _send_one(session, mailer=mailer, mail_id=mail_id,
+                                                 attempts=attempts, now=now)
+            report.mailed += outcome == "sent"
+            report.failed += outcome == "failed"
+            report.dead += outcome == "dead"
+            if unreachable:
+                report.unreachable = True
+                break
+        with session.begin():
+            report.left = session.scalar(_scope(
+                select(func.count(OutboxMail.id)).where(OutboxMail.status == "pending"),
+                batch_id))
+    return report
+
+
+def _send_one(session: Session, *, mailer: Mailer, mail_id: int, attempts: int,
+              now: int) -> tuple[str, bool]:
+    """Claim, send and record one mail, inside the caller's transaction for it.
+
+    Returns what became of it (`sent`, `failed`, `dead`, or `taken` by another
+    sender) and whether the SMTP server could not be reached at all.
+    """
+    claimed = session.execute(
+        update(OutboxMail)
+        .where(OutboxMail.id == mail_id, OutboxMail.status.in_(QUEUED),
+               OutboxMail.attempts == attempts)
+        .values(attempts=OutboxMail.attempts + 1, sent_at=now)
+        .returning(OutboxMail.kind, OutboxMail.to_address, OutboxMail.subject,
+                   OutboxMail.body, OutboxMail.ticket_id)
+        .execution_options(synchronize_session=False)).first()
+    if claimed is None:
+        return "taken", False  # sent, cancelled or claimed by another sender meanwhile
+    try:
+        mailer.send(to=claimed.to_address, subject=claimed.subject, body=claimed.body)
+    except MailError as error:
+        given_up = error.permanent or attempts + 1 >= MAX_ATTEMPTS
+        _record(session, mail_id, status="dead" if given_up else "failed",
+                last_error=str(error)[:500], forget=given_up, kind=claimed.kind,
+                ticket_id=claimed.ticket_id)
+        return ("dead" if given_up else "failed"), error.connection
+    _record(session, mail_id, status="sent", last_error=None, forget=True,
+            kind=claimed.kind, ticket_id=claimed.ticket_id)
+    return "sent", False
+
+
+def _record(session: Session, mail_id: int, *, status: str, last_error: str | None,
+            forget: bool, kind: str, ticket_id: str | None) -> None:
+    """Record what became of a mail; once it is done with, keep its address nowhere."""
+    values = {"status": status, "last_error": last_error}
+    if forget:
+        values["to_address"] = REDACTED
+    session.execute(update(OutboxMail).where(OutboxMail.id == mail_id).values(**values)
+                    .execution_options(synchronize_session=False))
+    if forget and kind == WAITING and ticket_id is not None:
+        # One waiting mail covers the tickets of one delivery bought with one address.
+        of_mail = Ticket.__table__.alias("of_mail")
+        batch_id = select(of_mail.c.batch_id).where(of_mail.c.id == ticket_id).scalar_subquery()
+        email_hash = (select(of_mail.c.buyer_email_hash).where(of_mail.c.id == ticket_id)
+                      .scalar_subquery())
+        session.execute(update(Ticket)
+                        .where(Ticket.buyer_email.is_not(None),
+                               or_(Ticket.id == ticket_id,
+                                   and_(Ticket.batch_id == batch_id,
+                                        Ticket.buyer_email_hash == email_hash)))
+                        .values(buyer_email=None).execution_options(synchronize_session=False))
+
+
+def cancel_waiting_mails(session: Session, *, ticket_ids: list[str]) -> int:
+    """Cancel the queued waiting-ticket mails about these tickets (they were linked first)."""
+    if not ticket_ids:
+        return 0
+    result = session.execute(
+        update(OutboxMail)
+        .where(OutboxMail.kind == WAITING, OutboxMail.status.in_(QUEUED),
+               OutboxMail.ticket_id.in_(ticket_ids))
+        .values(status="cancelled", to_address=REDACTED)
+        .execution_options(synchronize_session=False))
+    return result.rowcount
+
+
+def queued_for_event(session: Session, event_id: str) -> int:
+    """Mails about the event's tickets that still have to go out (pending or to retry)."""
+    return session.scalar(
+        select(func.count(OutboxMail.id)).join(Ticket, Ticket.id == OutboxMail.ticket_id)
+        .where(Ticket.event_id == event_id, OutboxMail.status.in_(QUEUED)))
