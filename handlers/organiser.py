@@ -7,10 +7,17 @@ an event of another organisation is a 404 exactly like a missing one.
 from agenda.request import caller, session
 from handlers import envelope
 from handlers.schemas.organiser import AttendanceSchema
-from models import attendance
+from models import attendance, events
 from models.db import now
+from agenda.request import service, settings
+from handlers.schemas.organiser import DeliveryResultSchema, ExternalTicketsStatusSchema
+from models import deliveries, mail
 
 attendance_schema = AttendanceSchema()
+
+
+def _own_event(id_: str):
+    return events.get_own_event(session(), id_, organisation_id=caller().organisation_id)
 
 
 def get_attendance(id_: str):
@@ -18,3 +25,26 @@ def get_attendance(id_: str):
     report = attendance.get_attendance(session(), event_key=id_,
                                        organisation_id=caller().organisation_id, now=now())
     return envelope.private(attendance_schema.dump(report))
+
+
+delivery_schema = DeliveryResultSchema()
+delivery_status_schema = ExternalTicketsStatusSchema()
+
+
+def get_external_tickets(id_: str):
+    """How many delivered tickets are linked, pending or to do, and the last deliveries."""
+    status = deliveries.delivery_status(session(), event=_own_event(id_))
+    return envelope.private(delivery_status_schema.dump(status))
+
+
+def deliver_external_tickets(id_: str, body: dict):
+    """Deliver an external shop's ticket list; its mails go out within a time budget."""
+    current, budget = settings(), deliveries.SEND_BUDGET_SECONDS
+    mailer = mail.mailer_for(current.smtp_url, sender_name=current.provider_name,
+                             sender_address=current.contact, timeout=max(budget, 1.0))
+    delivery = deliveries.deliver_and_send(
+        service().sessions, organisation_id=caller().organisation_id, event_key=id_,
+        source=body.get("source", "other"), items=body["items"], invite=body.get("invite", True),
+        secret_key=current.secret_key, site_url=current.site_url, mailer=mailer, budget=budget,
+        now=now())
+    return envelope.private(delivery_schema.dump(delivery))

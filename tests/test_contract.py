@@ -28,8 +28,6 @@ PENDING = {
     "handlers.organiser.get_external_sales",
     "handlers.organiser.report_external_sales",
     "handlers.organiser.scan_ticket",
-    "handlers.organiser.get_external_tickets",
-    "handlers.organiser.deliver_external_tickets",
 }
 
 

@@ -1,6 +1,6 @@
 """Organiser answers, one schema per OpenAPI component."""
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, post_dump
 
 
 class AudienceRowSchema(Schema):
@@ -47,3 +47,81 @@ class AttendanceSchema(Schema):
     eventId = fields.String(attribute="event_id")  # noqa: N815 - the API's field name
     counts = fields.Nested(AttendanceCountsSchema)
     audience = fields.Nested(AudienceSchema)
+
+
+class DeliveryItemResultSchema(Schema):
+    """`DeliveryItemResult`: `member` only on added, `reason` only on refused."""
+
+    index = fields.Integer()
+    code = fields.String()
+    status = fields.String()
+    member = fields.Boolean()
+    reason = fields.String()
+
+    @post_dump
+    def _only_what_the_verdict_has(self, data, **_kwargs):
+        return {key: value for key, value in data.items() if value is not None}
+
+
+class DeliveryTotalsSchema(Schema):
+    """`DeliveryTotals`: totals over the items of one delivery."""
+
+    received = fields.Integer()
+    added = fields.Integer()
+    duplicates = fields.Integer()
+    refused = fields.Integer()
+    matched = fields.Integer()
+
+
+class DeliveryProcessedSchema(Schema):
+    """`DeliveryProcessed`: what the request got through within its time budget."""
+
+    linked = fields.Integer()
+    mailed = fields.Integer()
+    skipped = fields.Integer()
+    failed = fields.Integer()
+    left = fields.Integer()
+    budgetOut = fields.Boolean(attribute="budget_out")  # noqa: N815 - the API's field name
+
+
+class DeliveryResultSchema(Schema):
+    """`DeliveryResult`: one verdict per item, the totals and what was processed."""
+
+    ok = fields.Constant(True)
+    batchId = fields.String(attribute="batch_id")  # noqa: N815 - the API's field name
+    eventId = fields.String(attribute="event_id")  # noqa: N815 - the API's field name
+    results = fields.List(fields.Nested(DeliveryItemResultSchema))
+    totals = fields.Function(lambda delivery: DeliveryTotalsSchema().dump(delivery))
+    processed = fields.Nested(DeliveryProcessedSchema)
+
+
+class BatchSchema(Schema):
+    """`Batch`: one delivery with its figures."""
+
+    id = fields.String()
+    source = fields.String()
+    via = fields.String()
+    received = fields.Integer()
+    added = fields.Integer()
+    duplicates = fields.Integer()
+    refused = fields.Integer()
+    linked = fields.Integer()
+    createdAt = fields.Integer(attribute="created_at")  # noqa: N815 - the API's field name
+
+
+class ExternalTicketCountsSchema(Schema):
+    """`ExternalTicketCounts`: delivered tickets by state."""
+
+    delivered = fields.Integer()
+    linked = fields.Integer()
+    pending = fields.Integer()
+    todo = fields.Integer()
+
+
+class ExternalTicketsStatusSchema(Schema):
+    """`ExternalTicketsStatus`: the counts and the last twenty deliveries, newest first."""
+
+    ok = fields.Constant(True)
+    eventId = fields.String(attribute="event_id")  # noqa: N815 - the API's field name
+    counts = fields.Function(lambda status: ExternalTicketCountsSchema().dump(status))
+    batches = fields.List(fields.Nested(BatchSchema))
