@@ -4,20 +4,47 @@ Every answer is about the token's own organisation: private, never cached, and
 an event of another organisation is a 404 exactly like a missing one.
 """
 
-from agenda.request import caller, session
+from agenda.request import caller, service, session, settings
 from handlers import envelope
-from handlers.schemas.organiser import AttendanceSchema
-from models import attendance, events
+from handlers.schemas.organiser import (
+    AttendanceSchema,
+    DeliveryResultSchema,
+    ExternalSalesSchema,
+    ExternalTicketsStatusSchema,
+    ScanResultSchema,
+)
+from models import attendance, deliveries, door, events, mail, sales
 from models.db import now
-from agenda.request import service, settings
-from handlers.schemas.organiser import DeliveryResultSchema, ExternalTicketsStatusSchema
-from models import deliveries, mail
 
+sales_schema = ExternalSalesSchema()
+scan_schema = ScanResultSchema()
 attendance_schema = AttendanceSchema()
+delivery_schema = DeliveryResultSchema()
+delivery_status_schema = ExternalTicketsStatusSchema()
 
 
 def _own_event(id_: str):
     return events.get_own_event(session(), id_, organisation_id=caller().organisation_id)
+
+
+def get_external_sales(id_: str):
+    """The last external sales count reported for one of the organisation's events."""
+    report = sales.external_sales(session(), event=_own_event(id_))
+    return envelope.private(sales_schema.dump(report))
+
+
+def report_external_sales(id_: str, body: dict):
+    """Report how many tickets the organisation's own shop sold so far."""
+    report = sales.report_external_sales(session(), event=_own_event(id_), sold=body["sold"],
+                                         now=now())
+    return envelope.private(sales_schema.dump(report))
+
+
+def scan_ticket(body: dict):
+    """Validate a ticket code at the door and mark the ticket used."""
+    verdict = door.scan(session(), organisation_id=caller().organisation_id,
+                        scanned=body["code"], event_id=body.get("eventId"), now=now())
+    return envelope.private(scan_schema.dump(verdict))
 
 
 def get_attendance(id_: str):
@@ -25,10 +52,6 @@ def get_attendance(id_: str):
     report = attendance.get_attendance(session(), event_key=id_,
                                        organisation_id=caller().organisation_id, now=now())
     return envelope.private(attendance_schema.dump(report))
-
-
-delivery_schema = DeliveryResultSchema()
-delivery_status_schema = ExternalTicketsStatusSchema()
 
 
 def get_external_tickets(id_: str):

@@ -59,6 +59,9 @@ def scan(session: Session, *, organisation_id: str, scanned: str, event_id: str 
          now: int) -> Verdict:
     """Validate `scanned` for the organisation's door and mark the ticket used."""
     code = code_of(scanned)
+    if "\x00" in code or (event_id and "\x00" in event_id):
+        # No ticket or event holds a NUL (PostgreSQL cannot even compare one).
+        return _refuse("unknown", "No ticket with this code for this organisation.", now=now)
     candidates = session.execute(
         select(Ticket, Event).join(Event, Event.id == Ticket.event_id)
         .where(Ticket.code == code, Event.organisation_id == organisation_id)

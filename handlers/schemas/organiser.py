@@ -1,6 +1,36 @@
-"""Organiser answers, one schema per OpenAPI component."""
+"""Organiser answers: attendance, external sales, scan verdicts, external tickets."""
 
 from marshmallow import Schema, fields, post_dump
+
+
+class ExternalSalesSchema(Schema):
+    """`ExternalSales`: the last reported count of the organisation's own shop."""
+
+    ok = fields.Constant(True)
+    eventId = fields.String()  # noqa: N815 - the API's field name
+    external = fields.Boolean()
+    sold = fields.Integer()
+    updatedAt = fields.Integer()  # noqa: N815 - the API's field name
+
+
+class ScanResultSchema(Schema):
+    """`ScanResult`: the verdict for the door screen (`reason` only on a refusal)."""
+
+    ok = fields.Boolean()
+    status = fields.String()
+    title = fields.String()
+    sub = fields.String()
+    type = fields.String()
+    holder = fields.String()
+    eventId = fields.String()  # noqa: N815 - the API's field name
+    scannedAt = fields.Integer()  # noqa: N815 - the API's field name
+    reason = fields.String()
+
+    @post_dump
+    def _only_refusals_have_a_reason(self, data, **_kwargs):
+        if data.get("reason") is None:
+            data.pop("reason", None)
+        return data
 
 
 class AudienceRowSchema(Schema):
