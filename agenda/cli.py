@@ -111,6 +111,19 @@ def token_revoke(prefix):
         _fail(error)
 
 
+@token.command("set-limit")
+@click.argument("prefix")
+@click.argument("per_day", type=click.IntRange(min=1))
+def token_set_limit(prefix, per_day):
+    """Set the daily quota of the token with this visible prefix."""
+    try:
+        with _Database() as database, database.sessions.begin() as session:
+            record = tokens.set_daily_limit(session, prefix, per_day)
+            click.echo(f"{record.prefix} may make {record.per_day} requests a day")
+    except DomainError as error:
+        _fail(error)
+
+
 # Files and demo sets from this size on show a progress bar (on stderr).
 PROGRESS_FROM = 1000
 

@@ -70,3 +70,17 @@ def test_a_suspended_organisation_can_be_created(database_url, app):
     with app.test_client() as client:
         response = client.get("/v1/me", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 403
+
+
+def test_set_limit_raises_a_tokens_daily_quota(database_url, app):
+    name = f"Quota {uuid.uuid4().hex[:8]}"
+    _run(database_url, "organisation", "create", name)
+    token = _run(database_url, "token", "create", "--organisation", name, "--scopes", "read",
+                 "--name", "x").output.strip().splitlines()[-1]
+    result = _run(database_url, "token", "set-limit", token[:17], "25000")
+    assert result.exit_code == 0, result.output
+    with app.test_client() as client:
+        me = client.get("/v1/me", headers={"Authorization": f"Bearer {token}"}).json()["data"]
+    assert me["rate_limit"]["per_day"] == 25000
+    assert _run(database_url, "token", "set-limit", token[:17], "0").exit_code != 0
+    assert _run(database_url, "token", "set-limit", "svc_live_nothing", "5").exit_code != 0
