@@ -5,6 +5,7 @@ import datetime as dt
 import pytest
 
 from agenda.request import today
+from tests import api
 from tests.factories import ArtistFactory, EventFactory, ReleaseFactory
 
 # The agenda's calendar is Europe/Amsterdam, whatever the clock of the test machine.
@@ -17,9 +18,7 @@ def day(offset: int) -> dt.date:
 
 
 def _list(client, auth, **params):
-    response = client.get("/v1/artists", headers=auth, params=params)
-    assert response.status_code == 200, response.text
-    return response.json()
+    return api.page(client, auth, "/v1/artists", **params)
 
 
 def _ids(client, auth, **params):
@@ -27,9 +26,7 @@ def _ids(client, auth, **params):
 
 
 def _bad(client, auth, **params):
-    response = client.get("/v1/artists", headers=auth, params=params)
-    assert response.status_code == 400, response.text
-    return {p["name"] for p in response.json()["error"]["details"]["params"]}
+    return api.bad_params(client, auth, "/v1/artists", **params)
 
 
 def _detail(client, auth, artist_id):

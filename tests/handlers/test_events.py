@@ -4,6 +4,7 @@ import datetime as dt
 
 import pytest
 
+from tests import api
 from tests.factories import ArtistFactory, EventFactory, OrganisationFactory, VenueFactory
 
 TODAY = dt.date.today()
@@ -14,9 +15,7 @@ def day(offset: int) -> dt.date:
 
 
 def _list(client, auth, **params):
-    response = client.get("/v1/events", headers=auth, params=params)
-    assert response.status_code == 200, response.text
-    return response.json()
+    return api.page(client, auth, "/v1/events", **params)
 
 
 def _ids(client, auth, **params):
@@ -24,9 +23,7 @@ def _ids(client, auth, **params):
 
 
 def _bad(client, auth, **params):
-    response = client.get("/v1/events", headers=auth, params=params)
-    assert response.status_code == 400, response.text
-    return {p["name"] for p in response.json()["error"]["details"]["params"]}
+    return api.bad_params(client, auth, "/v1/events", **params)
 
 
 def test_soonest_first_from_today_by_default(client, auth):
