@@ -150,17 +150,18 @@ def _record(session: Session, mail_id: int, *, status: str, last_error: str | No
     session.execute(update(OutboxMail).where(OutboxMail.id == mail_id).values(**values)
                     .execution_options(synchronize_session=False))
     if forget and kind == WAITING and ticket_id is not None:
-        # One waiting mail covers the tickets of one delivery bought with one address.
-        of_mail = Ticket.__table__.alias("of_mail")
-        batch_id = select(of_mail.c.batch_id).where(of_mail.c.id == ticket_id).scalar_subquery()
-        email_hash = (select(of_mail.c.buyer_email_hash).where(of_mail.c.id == ticket_id)
-                      .scalar_subquery())
-        session.execute(update(Ticket)
-                        .where(Ticket.buyer_email.is_not(None),
-                               or_(Ticket.id == ticket_id,
-                                   and_(Ticket.batch_id == batch_id,
-                                        Ticket.buyer_email_hash == email_hash)))
-                        .values(buyer_email=None).execution_options(synchronize_session=False))
+        # One waiting mail covers the tickets of one delivery bought with one address;
+        # the two subqueries run once, then the hash index finds the tickets.
+        mail_ticket = Ticket.__table__.alias("mail_ticket")
+        about = select(mail_ticket).where(mail_ticket.c.id == ticket_id)
+        session.execute(
+            update(Ticket)
+            .where(Ticket.buyer_email_hash == about.with_only_columns(
+                       mail_ticket.c.buyer_email_hash).scalar_subquery(),
+                   Ticket.batch_id.is_not_distinct_from(
+                       about.with_only_columns(mail_ticket.c.batch_id).scalar_subquery()),
+                   Ticket.buyer_email.is_not(None))
+            .values(buyer_email=None).execution_options(synchronize_session=False))
 
 
 def cancel_waiting_mails(session: Session, *, ticket_ids: list[str]) -> int:
