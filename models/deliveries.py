@@ -33,6 +33,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
 from models import outbox
+from models.db import new_id
 from models.errors import Conflict, NotFound
 from models.events import Event, get_own_event
 from models.mail import Mailer
@@ -146,6 +147,39 @@ def _insert(session: Session, table):
     return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
 
 
+def _check_items(items: list[dict]) -> tuple[list, dict[str, tuple[int, dict]]]:
+    """Verdicts for refused and repeated items; the first valid item of each code by code."""
+    results: list[ItemResult | None] = [None] * len(items)
+    first: dict[str, tuple[int, dict]] = {}
+    for index, item in enumerate(items):
+        code = item.get("code")
+        reason = refusal(item)
+        if reason is not None:
+            shown = code if isinstance(code, str) else ""
+            results[index] = ItemResult(index, shown, "refused", reason=reason)
+        elif code in first:
+            results[index] = ItemResult(index, code, "duplicate")
+        else:
+            first[code] = (index, item)
+    return results, first
+
+
+def _ticket_row(item: dict, *, code: str, event: Event, batch: DeliveryBatch, source: str,
+                member: Person | None, invite: bool, secret_key: str, now: int) -> dict:
+    """The ticket row for a valid item: on the member's account, or waiting."""
+    return {
+        "id": new_id("tkt"), "event_id": event.id, "code": code,
+        "person_id": member.id if member else None,
+        "type": item.get("type") or DEFAULT_TYPE,
+        "holder": item.get("name") or (member.name if member else ""),
+        "price": item.get("price"), "source": source, "status": "valid", "created_at": now,
+        "batch_id": batch.id, "invite": invite, "linked_at": now if member else None,
+        # A waiting ticket keeps the address only for its mail (none when invite is false).
+        "buyer_email": item["email"] if not member and invite else None,
+        "buyer_email_hash": None if member else address_hash(secret_key, item["email"]),
+    }
+
+
 def deliver_tickets(session: Session, *, event: Event, source: str, items: list[dict],
                     invite: bool, secret_key: str, site_url: str, now: int,
                     via: str = "api") -> Delivery:
@@ -157,19 +191,7 @@ def deliver_tickets(session: Session, *, event: Event, source: str, items: list[
     if not event.external_ticketing:
         raise Conflict("This event does not use external ticketing; only events sold by an "
                        "external shop take delivered tickets.")
-    results: list[ItemResult | None] = [None] * len(items)
-    first: dict[str, tuple[int, dict]] = {}
-    for index, item in enumerate(items):
-        code = item.get("code")
-        shown = code if isinstance(code, str) else ""
-        reason = refusal(item)
-        if reason is not None:
-            results[index] = ItemResult(index, shown, "refused", reason=reason)
-        elif code in first:
-            results[index] = ItemResult(index, code, "duplicate")
-        else:
-            first[code] = (index, item)
-
+    results, first = _check_items(items)
     keys = {item["email"].lower() for _index, item in first.values()}
     members = {person.email_key: person for person in session.scalars(
         select(Person).where(Person.email_key.in_(keys)))} if keys else {}
@@ -179,21 +201,12 @@ def deliver_tickets(session: Session, *, event: Event, source: str, items: list[
     session.add(batch)
     session.flush()
 
-    rows = []
-    for code in sorted(first):
-        _index, item = first[code]
-        member = members.get(item["email"].lower())
-        rows.append({
-            "id": f"tkt_{secrets.token_urlsafe(12)}", "event_id": event.id, "code": code,
-            "person_id": member.id if member else None,
-            "type": item.get("type") or DEFAULT_TYPE,
-            "holder": item.get("name") or (member.name if member else ""),
-            "price": item.get("price"), "source": source, "status": "valid", "created_at": now,
-            "batch_id": batch.id, "invite": invite, "linked_at": now if member else None,
-            # A waiting ticket keeps the address only for its mail (none when invite is false).
-            "buyer_email": item["email"] if not member and invite else None,
-            "buyer_email_hash": None if member else address_hash(secret_key, item["email"]),
-        })
+    # In code order: concurrent deliveries of overlapping lists wait on each other's
+    # codes in the same order, so they cannot deadlock.
+    rows = [_ticket_row(first[code][1], code=code, event=event, batch=batch, source=source,
+                        member=members.get(first[code][1]["email"].lower()), invite=invite,
+                        secret_key=secret_key, now=now)
+            for code in sorted(first)]
     inserted = {}
     if rows:
         statement = (_insert(session, Ticket.__table__)
