@@ -205,6 +205,8 @@ assert len(f"{LOCAL}@{DOMAIN_189}") == 254
     ({"code": "EDGE-0001", "email": "x@mail.example", "type": 3}, "invalid_field"),
     ({"code": "EDGE-0001", "email": "x@mail.example", "name": "N" * 120}, None),
     ({"code": "EDGE-0001", "email": "x@mail.example", "name": "N" * 121}, "invalid_field"),
+    ({"code": "EDGE-0001", "email": "x@mail.example", "name": "N\x00"}, "invalid_field"),
+    ({"code": "EDGE\x000001", "email": "x@mail.example"}, "invalid_code"),
     ({"code": "EDGE-0001", "email": "x@mail.example", "price": 0}, None),
     ({"code": "EDGE-0001", "email": "x@mail.example", "price": -0.01}, "invalid_field"),
     ({"code": "EDGE-0001", "email": "x@mail.example", "price": "12"}, "invalid_field"),
