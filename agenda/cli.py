@@ -10,11 +10,19 @@ import time
 import click
 
 from agenda.settings import load
-from models import demo_data, importing, migrate, organisations, tokens
-from models.db import make_engine, make_sessionmaker
+from models import (
+    deliveries,
+    demo_data,
+    demo_people,
+    importing,
+    mail,
+    migrate,
+    organisations,
+    outbox,
+    tokens,
+)
+from models.db import make_engine, make_sessionmaker, now
 from models.errors import DomainError
-from models import deliveries, mail, outbox
-from models.db import now
 
 
 class _Database:
@@ -226,24 +234,34 @@ def _serve(host: str, port: int, workers: int) -> None:
                 timeout_worker_healthcheck=60)
 
 
-DEMO_ORGANISATION = "Demo Nights"
 DEMO_SCOPES = ("read", "scan", "attendance", "tickets")
 # The agenda `agenda demo` loads into an empty database.
-DEMO_EVENTS = 2000
+DEMO_EVENTS, DEMO_SEED = 2000, 1
 
 
-def _demo_tokens(session) -> dict[str, str]:
-    """The demo organisation (created once) and a new token per scope."""
-    owner = organisations.find_organisation(session, DEMO_ORGANISATION)
-    if owner is None:
-        owner = organisations.create_organisation(
-            session, name=DEMO_ORGANISATION, verified=True,
-            ticket_shop_url="https://shop.demo-nights.example",
-            bio="Club nights and festivals across the Netherlands and Belgium.",
-            website="https://demo-nights.example")
+def _demo_tokens(session, owner) -> dict[str, str]:
+    """A new token per scope for the demo organisation."""
     return {scope: tokens.create_token(session, organisation=owner, name=f"demo {scope}",
                                        scopes=[scope])[1]
             for scope in DEMO_SCOPES}
+
+
+def _organiser_examples(base: str, minted: dict[str, str],
+                        shown: demo_people.Showcase) -> list[str]:
+    """Commands that try the organiser endpoints on the demo organisation's own events."""
+    def curl(scope: str) -> str:
+        return f"curl -s -H 'Authorization: Bearer {minted[scope]}'"
+
+    lines = []
+    if shown.coming:
+        lines.append(f"{curl('attendance')} {base}/events/{shown.coming}/attendance")
+    if shown.ticket:
+        lines.append(f"{curl('scan')} -H 'Content-Type: application/json' "
+                     f"-d '{{\"code\": \"{shown.ticket}\"}}' {base}/scan")
+    if shown.external:
+        lines.append(f"{curl('tickets')} {base}/events/{shown.external}/external-tickets")
+        lines.append(f"{curl('attendance')} {base}/events/{shown.external}/external-sales")
+    return lines
 
 
 @main.command()
@@ -253,8 +271,9 @@ def demo(host, port):
     """Migrate, load demo data once, create fresh tokens per scope, print, serve.
 
     A demo agenda (2,000 events of seed 1, as `agenda demo-data` builds it) is
-    loaded on the first start, when the database has no events. Tokens are shown only when created, so
-    every run mints a new set to print.
+    loaded on the first start, when the database has no events; a start on a
+    later day adds that day's events of the demo organisation, with tickets to
+    scan. Tokens are shown only when created, so every run mints a new set to print.
     """
     os.environ.setdefault("AGENDA_SITE_URL", f"http://{host}:{port}")
     with _Database() as database:
@@ -262,20 +281,32 @@ def demo(host, port):
         with database.sessions.begin() as session:
             if not demo_data.has_events(session):
                 with _progress(DEMO_EVENTS, "demo data") as bar:
-                    added = demo_data.add_demo_data(session, events=DEMO_EVENTS, seed=1,
+                    added = demo_data.add_demo_data(session, events=DEMO_EVENTS, seed=DEMO_SEED,
                                                     progress=bar.update)
                 click.echo(added.summary())
-            minted = _demo_tokens(session)
+            else:
+                added = demo_data.add_tonight(session, seed=DEMO_SEED)
+                if sum(added.added.values()):
+                    click.echo(added.summary())
+            owner = demo_people.demo_organisation(session)
+            minted = _demo_tokens(session, owner)
+            shown = demo_people.showcase(session, organisation_id=owner.id, now=now())
     settings = database.settings
     base = f"{settings.site_url}/v1"
     click.echo(f"\nEvent Agenda Service demo on {settings.database_url}")
-    click.echo(f"Organisation: {DEMO_ORGANISATION}. New tokens, one per scope (shown once):")
+    click.echo(f"Organisation: {owner.name}. New tokens, one per scope (shown once):")
     for scope, secret in minted.items():
         click.echo(f"  {scope:<10} {secret}")
     click.echo("\nTry:")
     click.echo(f"  curl -s {base}/terms")
     click.echo(f"  curl -s -H 'Authorization: Bearer {minted['read']}' {base}/me")
-    click.echo(f"  curl -s {base}/openapi.json | head -c 300\n")
+    click.echo(f"  curl -s {base}/openapi.json | head -c 300")
+    examples = _organiser_examples(base, minted, shown)
+    if examples:
+        click.echo(f"\nAs {owner.name} (a second scan of the same code answers `used`):")
+        for line in examples:
+            click.echo(f"  {line}")
+    click.echo()
     sys.stdout.flush()
     _serve(host, port, 1)
 

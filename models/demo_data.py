@@ -1,7 +1,9 @@
 """Demo data: a realistic, deterministic agenda of nightlife in the Netherlands and Belgium.
 
 `generate` builds the rows from a seed and a day (the same pair gives the same
-rows); `add_demo_data` writes the ones the database lacks with bulk inserts.
+rows); `add_demo_data` writes the ones the database lacks with bulk inserts,
+then the people who go out and the demo organisation's own nights
+(`models.demo_people`).
 Every id carries the seed (`demo1-evt-42`), so running it again with the same
 seed adds only what is missing and never a record twice; another seed builds
 another agenda beside it. The people, places and nights are made up; the
@@ -21,6 +23,7 @@ import datetime as dt
 import json
 import random
 from collections.abc import Callable, Iterator
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import JSON, func, insert, select, text
 from sqlalchemy.orm import Session
@@ -30,6 +33,7 @@ from models.catalogue import TIMEZONES, event_copies
 from models.events import Event, EventArtist, EventGenre
 from models.genres import GENRES
 from models.organisations import Organisation
+from models.people import Person
 from models.releases import Release, ReleaseArtist
 from models.text import fold, slugify
 from models.venues import Venue
@@ -203,7 +207,8 @@ class Added:
 
     def summary(self) -> str:
         """One line for people: counts per table."""
-        tables = ("organisations", "venues", "artists", "releases", "events")
+        tables = ("organisations", "venues", "artists", "releases", "events", "people",
+                  "tickets", "marks")
         made = ", ".join(f"{self.added[table]} {table}" for table in tables)
         there = sum(self.present[table] for table in tables)
         note = f" ({there} records of seed {self.seed} were there already)" if there else ""
@@ -220,6 +225,7 @@ class Sizes:
     artists: int
     releases: int
     festivals: int
+    people: int
 
     @classmethod
     def of(cls, events: int) -> Sizes:
@@ -228,11 +234,18 @@ class Sizes:
         return cls(events=events, organisations=_clamp(events // 250, 8, 200),
                    venues=_clamp(events // 50, 12, 3000), artists=artists,
                    releases=_clamp(artists // 2, 20, 3000),
-                   festivals=_clamp(events // 500, 2, len(FESTIVALS) * 5))
+                   festivals=_clamp(events // 500, 2, len(FESTIVALS) * 5),
+                   # At least the demo organisation's crowd (models.demo_people.CROWD).
+                   people=_clamp(events // 5, 300, 30_000))
 
 
 def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(high, value))
+
+
+def today_in_amsterdam() -> dt.date:
+    """Today's date in Europe/Amsterdam, the agenda's day (and the door's)."""
+    return dt.datetime.now(ZoneInfo("Europe/Amsterdam")).date()
 
 
 def has_events(session: Session) -> bool:
@@ -242,7 +255,8 @@ def has_events(session: Session) -> bool:
 
 # Tables whose rows carry a demo id (and its tag), and tables whose rows hang off one of them.
 _OWN = {"organisations": (Organisation, "org"), "venues": (Venue, "ven"),
-        "artists": (Artist, "art"), "releases": (Release, "rel"), "events": (Event, "evt")}
+        "artists": (Artist, "art"), "releases": (Release, "rel"), "events": (Event, "evt"),
+        "people": (Person, "per")}
 _CHILD = {"release_artists": ("releases", "release_id"), "event_genres": ("events", "event_id"),
           "event_artists": ("events", "event_id")}
 
@@ -252,34 +266,65 @@ def add_demo_data(session: Session, *, events: int, seed: int, today: dt.date | 
     """Write the demo agenda of `events` events for `seed` that the database lacks; flushes only.
 
     Records of the seed that are there already are left as they are. `progress`
-    is called with the number of events handled after each batch.
+    is called with the number of events handled after each batch. The people,
+    their nights out and the demo organisation's nights follow the agenda.
     """
+    # models.demo_people builds on this module.
+    from models import demo_people
+
+    today = today or today_in_amsterdam()
+    builder = Builder(events=events, seed=seed, today=today)
+    calendar = demo_people.Calendar(today)
     added = Added(seed=seed)
     present: dict[str, set[str]] = {}
     with _loading(session, events=events, seed=seed):
-        for table, rows in generate(events=events, seed=seed, today=today or dt.date.today()):
-            _add(session, table, rows, seed=seed, present=present, added=added)
+        for table, rows in _tables(builder):
+            add_rows(session, table, rows, seed=seed, present=present, added=added)
+            calendar.take(table.name, rows)
             if table.name == "events" and progress:
                 progress(len(rows))
+    demo_people.add_people(session, builder=builder, calendar=calendar, present=present,
+                           added=added)
     session.flush()
     return added
 
 
-def _add(session: Session, table, rows: list[dict], *, seed: int, present: dict,
-         added: Added) -> None:
-    """Insert the rows of `table` whose record is not there yet."""
+def add_tonight(session: Session, *, seed: int, today: dt.date | None = None) -> Added:
+    """Tonight's events of the demo organisation, with their tickets, when the demo data of
+    `seed` is there and they are not (a later day's `agenda demo`); flushes only."""
+    from models import demo_people
+
+    added = Added(seed=seed)
+    if session.get(Person, f"{_prefix(seed)}per-0") is None:
+        return added
+    today = today or today_in_amsterdam()
+    builder = Builder(events=MIN_EVENTS, seed=seed, today=today)
+    demo_people.add_people(session, builder=builder, calendar=demo_people.Calendar(today),
+                           present={}, added=added)
+    session.flush()
+    return added
+
+
+def add_rows(session: Session, table, rows: list[dict], *, seed: int, present: dict,
+             added: Added, parent: tuple[str, str] | None = None) -> None:
+    """Insert the rows of `table` whose record is not there yet.
+
+    A table of records with a demo id is checked by id; any other table hangs
+    off such a record (`parent`: its table and the column naming it) and its
+    rows are written only with a new parent.
+    """
     name = table.name
-    if name in _OWN:
+    if name in _OWN and parent is None:
         if name not in present:
             model, tag = _OWN[name]
             present[name] = set(session.scalars(
                 select(model.id).where(model.id.like(f"{_prefix(seed)}{tag}-%"))))
             added.present[name] = len(present[name])
         fresh = [row for row in rows if row["id"] not in present[name]]
-        added.added[name] += len(fresh)
     else:
-        parent, key = _CHILD[name]
-        fresh = [row for row in rows if row[key] not in present[parent]]
+        owner, key = parent or _CHILD[name]
+        fresh = [row for row in rows if row[key] not in present[owner]]
+    added.added[name] += len(fresh)
     if name == "organisations":
         _rename_taken(session, fresh, seed)
     _insert(session, table, fresh)
@@ -371,7 +416,10 @@ def _prefix(seed: int) -> str:
 
 def generate(*, events: int, seed: int, today: dt.date) -> Iterator[tuple[object, list[dict]]]:
     """(table, rows) batches of the whole demo agenda, in an order that inserts cleanly."""
-    builder = _Builder(events=events, seed=seed, today=today)
+    return _tables(Builder(events=events, seed=seed, today=today))
+
+
+def _tables(builder: Builder) -> Iterator[tuple[object, list[dict]]]:
     yield Organisation.__table__, builder.organisations
     yield Venue.__table__, builder.venues
     yield Artist.__table__, builder.artists
@@ -416,7 +464,7 @@ def _clock(minutes: int) -> str:
     return f"{minutes // 60 % 24:02d}:{minutes % 60:02d}"
 
 
-class _Builder:
+class Builder:
     """The demo agenda of one seed: the pools of records, then the events.
 
     The n-th record of a pool depends only on the seed (not on the pool's size),
@@ -630,6 +678,24 @@ class _Builder:
                       "position": position, "date": event["date"]}
                      for position, artist in enumerate(bill)]
         return rows, genres, acts
+
+    def own_event(self, rng: random.Random, number: str, *, title: str, date: dt.date,
+                  start: str, end: str, venue: dict, organisation: dict, primary: str):
+        """An approved night of `organisation` with this title, day and times, in the
+        agenda's style (the demo organisation's own nights); rows through `event_rows`."""
+        event, genre_names, bill = self._common(
+            rng, number, title, slugify(title), date, venue, organisation, primary,
+            acts=rng.randint(3, 6), most=2)
+        event.update({"start": start, "end": end, "status": "approved", "cancelled": False,
+                      "cancel_reason": None, "postponed_to": None, "age": 18,
+                      "external_ticketing": False,
+                      "timetable": self._timetable(rng, bill, int(start[:2]) * 60,
+                                                   ("Main", "Kelder"))})
+        return event, venue, genre_names, bill
+
+    def event_rows(self, made: list[tuple[dict, dict, list[str], list[dict]]]):
+        """(events, event_genres, event_artists) rows of events made by `own_event`."""
+        return self._rows(made)
 
     def _bill(self, rng: random.Random, genre: str, count: int) -> list[dict]:
         """`count` different artists, of the genre's family when it has enough."""

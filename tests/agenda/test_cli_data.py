@@ -3,6 +3,7 @@
 These commit real rows, so every test uses ids of its own and removes them afterwards.
 """
 
+import datetime as dt
 import json
 import random
 import uuid
@@ -10,14 +11,18 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 
 from agenda import cli
+from models import demo_data
 from models.artists import Artist
 from models.db import make_engine, make_sessionmaker
+from models.demo_people import DEMO_ORGANISATION
 from models.events import Event, EventArtist, EventGenre
 from models.organisations import Organisation
+from models.people import Mark, Membership, Person
 from models.releases import Release, ReleaseArtist
+from models.tickets import DeliveryBatch, ExternalSales, Ticket
 from models.venues import Venue
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "example-import.jsonl"
@@ -47,12 +52,25 @@ class _Rows:
     def remove(self) -> None:
         like = f"{self.prefix}%"
         with self.sessions.begin() as session:
+            for model in (Ticket, Mark):
+                session.execute(delete(model).where(or_(model.event_id.like(like),
+                                                        model.person_id.like(like))))
+            for model in (DeliveryBatch, ExternalSales):
+                session.execute(delete(model).where(model.event_id.like(like)))
+            session.execute(delete(Membership).where(Membership.person_id.like(like)))
+            session.execute(delete(Person).where(Person.id.like(like)))
             session.execute(delete(EventArtist).where(EventArtist.event_id.like(like)))
             session.execute(delete(EventGenre).where(EventGenre.event_id.like(like)))
             session.execute(delete(Event).where(Event.id.like(like)))
             session.execute(delete(ReleaseArtist).where(ReleaseArtist.release_id.like(like)))
             for model in (Release, Artist, Venue, Organisation):
                 session.execute(delete(model).where(model.id.like(like)))
+            # The demo organisation, when the test's demo data made it and nothing else is its.
+            session.execute(delete(Organisation).where(
+                Organisation.name == DEMO_ORGANISATION,
+                ~select(Event.id).where(Event.organisation_id == Organisation.id).exists(),
+                ~select(Membership.person_id)
+                .where(Membership.organisation_id == Organisation.id).exists()))
         self.engine.dispose()
 
 
@@ -138,10 +156,12 @@ def test_demo_data_adds_an_agenda_once_per_seed(database_url, demo_rows):
     result = _run(database_url, "demo-data", "--events", "100", "--seed", seed)
     assert result.exit_code == 0, result.output
     assert f"demo data, seed {seed}: added 8 organisations, 12 venues, 40 artists" in result.stdout
-    assert demo_rows.count(Event) == 100
+    assert "300 people" in result.stdout
+    # The agenda's events and the demo organisation's own nights.
+    assert demo_rows.count(Event) == 110
     again = _run(database_url, "demo-data", "--events", "100", "--seed", seed)
     assert again.exit_code == 0 and "added 0 organisations" in again.stdout
-    assert demo_rows.count(Event) == 100
+    assert demo_rows.count(Event) == 110
 
 
 def test_demo_data_refuses_sizes_outside_its_range(database_url):
@@ -161,11 +181,24 @@ def test_the_demo_loads_its_agenda_on_the_first_start_only(tmp_path, monkeypatch
     first = _run(url, "demo", "--port", "8099")
     assert first.exit_code == 0, first.output
     assert "demo data, seed 1: added" in first.stdout and served == [8099]
+    # The agenda and the demo organisation's own nights (tonight's among them).
     engine = make_engine(url)
-    with make_sessionmaker(engine)() as session:
-        assert session.scalar(select(func.count()).select_from(Event)) == 300
+
+    def events():
+        with make_sessionmaker(engine)() as session:
+            return session.scalar(select(func.count()).select_from(Event))
+
+    assert events() == 310
+    assert "http://127.0.0.1:8099/v1/events/demo1-evt-dn-next/attendance" in first.stdout
+    assert "\"code\": \"" in first.stdout and "http://127.0.0.1:8099/v1/scan" in first.stdout
+    assert "/v1/events/demo1-evt-dn-ext/external-tickets" in first.stdout
     second = _run(url, "demo", "--port", "8099")
     assert second.exit_code == 0 and "demo data" not in second.stdout
-    with make_sessionmaker(engine)() as session:
-        assert session.scalar(select(func.count()).select_from(Event)) == 300
+    assert events() == 310
+    # A start on a later day brings that day's nights, with tickets to scan.
+    tomorrow = demo_data.today_in_amsterdam() + dt.timedelta(days=1)
+    monkeypatch.setattr(demo_data, "today_in_amsterdam", lambda: tomorrow)
+    later = _run(url, "demo", "--port", "8099")
+    assert later.exit_code == 0 and "2 events" in later.stdout
+    assert events() == 312
     engine.dispose()

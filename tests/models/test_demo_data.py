@@ -17,6 +17,8 @@ TODAY = dt.date(2026, 11, 25)
 GENRE_NAMES = {name for name, _group in GENRES}
 # (lat, lng) boxes around each country.
 BOXES = {"NL": ((50.75, 53.7), (3.2, 7.25)), "BE": ((49.49, 51.51), (2.54, 6.41))}
+# The demo organisation's own nights, written with every agenda (models.demo_people).
+NIGHTS = 10
 
 
 def _rows(events: int, seed: int) -> dict[str, list[dict]]:
@@ -113,7 +115,7 @@ def test_the_agenda_has_every_case_a_client_meets(agenda):
 def test_written_events_carry_the_copies_denormalize_would_write(db):
     demo_data.add_demo_data(db, events=3000, seed=11, today=TODAY)
     events = db.scalars(select(Event).where(_of_seed(Event, 11))).all()
-    assert len(events) == 3000
+    assert len(events) == 3000 + NIGHTS
 
     def copies(event):
         return (event.last_date, event.city_key, event.lat, event.lng, event.search_key,
@@ -132,11 +134,18 @@ def test_written_events_carry_the_copies_denormalize_would_write(db):
 
 def test_running_it_again_adds_nothing_twice(db):
     first = demo_data.add_demo_data(db, events=100, seed=12, today=TODAY)
-    assert first.added["events"] == 100 and not first.present["events"]
+    assert first.added["events"] == 100 + NIGHTS and not first.present["events"]
     counts = {model: db.scalar(select(func.count()).where(_of_seed(model, 12)))
               for model in (Organisation, Venue, Artist, Release, Event)}
-    again = demo_data.add_demo_data(db, events=100, seed=12, today=TODAY + dt.timedelta(days=3))
-    assert sum(again.added.values()) == 0 and again.present["events"] == 100
+    again = demo_data.add_demo_data(db, events=100, seed=12, today=TODAY)
+    assert sum(again.added.values()) == 0 and again.present["events"] == 100 + NIGHTS
+    assert {model: db.scalar(select(func.count()).where(_of_seed(model, 12)))
+            for model in counts} == counts
+    # A later day adds only that day's nights of the demo organisation (tickets to scan).
+    later = demo_data.add_demo_data(db, events=100, seed=12, today=TODAY + dt.timedelta(days=3))
+    assert later.added["events"] == 2 and later.added["tickets"] > 0
+    assert later.added["people"] == later.added["venues"] == 0
+    counts[Event] += 2
     assert {model: db.scalar(select(func.count()).where(_of_seed(model, 12)))
             for model in counts} == counts
     # A larger agenda of the same seed adds only the events (and pools) it lacks.
@@ -181,7 +190,7 @@ def test_a_large_load_on_postgresql_gets_its_indexes_and_keys_back(db, monkeypat
     monkeypatch.setattr(demo_data, "_rebuilds", lambda session, events, seed: True)
     monkeypatch.setattr(demo_data, "_insert", watched_insert)
     added = demo_data.add_demo_data(db, events=100, seed=15, today=TODAY)
-    assert added.added["events"] == 100
+    assert added.added["events"] == 100 + NIGHTS
     assert min(during) < len(before)  # the load did run without them
     assert sorted(db.scalars(schema)) == before
     assert any("gin_trgm_ops" in definition for definition in before)
