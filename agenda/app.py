@@ -43,7 +43,6 @@ class Service:
     # (compiled path pattern, allowed methods), for 405 answers.
     paths: list[tuple[re.Pattern, list[str]]]
     # Handlers declared in the document that are not written yet (they answer 501).
-    pending: list[str] = dataclasses.field(default_factory=list)
 
     def allowed_methods(self, path: str) -> list[str]:
         """The methods the document declares for a concrete request path."""
@@ -93,7 +92,6 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     def outermost(app):
         return RequestMiddleware(app, max_body_bytes=settings.max_body_bytes)
 
-    resolver = openapi.PendingResolver()
     app = connexion.FlaskApp(
         __name__, middlewares=[outermost, *ConnexionMiddleware.default_middlewares],
     )
@@ -106,10 +104,8 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
         validate_responses=settings.validate_responses,
         validator_map=openapi.VALIDATOR_MAP,
         security_map={"bearer": bearer_handler(service)},
-        resolver=resolver,
         swagger_ui_options=connexion.options.SwaggerUIOptions(swagger_ui=False, serve_spec=False),
     )
-    service.pending = resolver.pending(service.routes)
     ErrorHandlers(service.allowed_methods).install(app)
     flask_app = app.app
     flask_app.extensions["agenda"] = service

@@ -7,9 +7,6 @@ the first bad parameter. This module, and nothing else, works around that:
 * `load_document` reads `openapi/agenda.yaml`, validates it as OpenAPI 3.1 with
   openapi-spec-validator and sets `servers` to the configured base URL;
 * `install` replaces Connexion's 3.0 meta-schema check with that 3.1 check;
-* `PendingResolver` routes operations whose handler is not written yet to a
-  501 `not_implemented` answer *behind* security and validation, so they
-  already check tokens, scopes and parameters like the finished ones;
 * `VALIDATOR_MAP` hands Connexion parameter, body and response validators that
   use JSON Schema draft 2020-12 (the dialect of OpenAPI 3.1) and report every
   bad parameter at once as `details.params`.
@@ -29,16 +26,14 @@ import orjson
 import yaml
 from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import NonConformingResponseBody
-from connexion.exceptions import ResolverError
 from connexion.lifecycle import ConnexionRequest
-from connexion.resolver import Resolver
 from connexion.validators import JSONRequestBodyValidator, JSONResponseBodyValidator
 from connexion.validators.parameter import ParameterValidator
 from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 from openapi_spec_validator.validation import OpenAPIV31SpecValidator
 
-from models.errors import BadRequest, NotImplementedYet
+from models.errors import BadRequest
 
 DOCUMENT = Path(__file__).resolve().parent.parent / "openapi" / "agenda.yaml"
 CONNEXION_VERSION = "3.3.0"
@@ -75,27 +70,6 @@ def _validate_spec_31(cls, spec: dict) -> None:
 def install() -> None:
     """Make Connexion accept OpenAPI 3.1 documents, checked by openapi-spec-validator."""
     connexion.spec.OpenAPISpecification._validate_spec = classmethod(_validate_spec_31)
-
-
-class PendingResolver(Resolver):
-    """Resolves operationIds; those without a handler yet answer 501."""
-
-    def resolve_function_from_operation_id(self, operation_id):
-        """The handler, or the 501 answer when it is not written yet."""
-        try:
-            return super().resolve_function_from_operation_id(operation_id)
-        except ResolverError:
-            return _not_implemented
-
-    def pending(self, handlers) -> list[str]:
-        """The dotted handler names (from the document) that are not written yet."""
-        return sorted(name for name in handlers
-                      if self.resolve_function_from_operation_id(name) is _not_implemented)
-
-
-def _not_implemented(**_kwargs):
-    """The handler of a declared operation that a later issue implements."""
-    raise NotImplementedYet()
 
 
 def _json_path(path) -> str:

@@ -24,15 +24,18 @@ from models.artists import Artist
 from models.db import now
 from models.errors import BadRequest
 from models.events import MAX_SPAN_DAYS, STATUSES, Event, EventArtist, EventGenre, denormalize
+from models.festivals import CHANNELS, REFUNDS, TIERS, TokenReport
 from models.genres import GENRES
 from models.organisations import Organisation
+from models.people import Person
 from models.releases import RELEASE_TYPES, Release, ReleaseArtist
 from models.text import fold, slugify
 from models.venues import Venue
 
-KINDS = ("organisation", "venue", "artist", "event", "release")
+KINDS = ("organisation", "venue", "artist", "event", "release", "token_report")
+# Records by kind, with the people a token report may point to (people are not imported).
 MODELS = {"organisation": Organisation, "venue": Venue, "artist": Artist, "event": Event,
-          "release": Release}
+          "release": Release, "token_report": TokenReport, "person": Person}
 GENRE_NAMES = frozenset(name for name, _group in GENRES)
 _GENRE_KEYS = {fold(name): name for name in GENRE_NAMES}
 COUNTRIES = ("NL", "BE")
@@ -300,6 +303,8 @@ EVENT_FIELDS = ("id", "slug", "title", "date", "end_date", "start", "end", "time
                 "currency", "age", "ticket_url", "artwork_url", "venue_id", "organisation_id",
                 "description", "lineup", "timetable", "maps", "rules", "dress", "source",
                 "source_url", "festival_key", "season", "external_ticketing")
+TOKEN_REPORT_FIELDS = ("id", "event_id", "person_id", "paid", "tokens", "drink_tokens",
+                       "channel", "refund", "tier", "created_at", "source", "source_url")
 RELEASE_FIELDS = ("id", "title", "type", "release_date", "genre", "artists", "spotify_url",
                   "apple_music_url", "cover_url", "source", "source_url")
 
@@ -571,12 +576,32 @@ def _clean_release(fields: _Fields) -> dict:
     }
 
 
+def _clean_token_report(fields: _Fields) -> dict:
+    """A visitor's report; amounts are bounded to what a festival purchase can be."""
+    fields.url("source_url")  # Accepted like on other records; reports keep no page.
+    return {
+        "id": fields.ident("id"),
+        "event_id": fields.ident("event_id"),
+        "person_id": fields.text("person_id", max_length=40, nullable=True),
+        "paid": fields.number("paid", minimum=0.01, maximum=10_000, required=True),
+        "tokens": fields.number("tokens", minimum=0.01, maximum=10_000, required=True),
+        "drink_tokens": fields.number("drink_tokens", minimum=0.01, maximum=100, required=True),
+        "channel": fields.choice("channel", CHANNELS, required=True),
+        "refund": fields.choice("refund", REFUNDS, default="unknown"),
+        "tier": fields.choice("tier", TIERS, required=True),
+        # None: now for a new report, kept for an existing one.
+        "created_at": fields.integer("created_at", minimum=946_684_800, maximum=4_102_444_800),
+        "source": fields.text("source", max_length=100),
+    }
+
+
 _CLEANERS = {
     "organisation": (ORGANISATION_FIELDS, _clean_organisation),
     "venue": (VENUE_FIELDS, _clean_venue),
     "artist": (ARTIST_FIELDS, _clean_artist),
     "event": (EVENT_FIELDS, _clean_event),
     "release": (RELEASE_FIELDS, _clean_release),
+    "token_report": (TOKEN_REPORT_FIELDS, _clean_token_report),
 }
 
 
@@ -597,6 +622,10 @@ def references(kind: str, values: dict) -> list[Reference]:
                 *(Reference(path, "artist", artist_id) for path, artist_id in values["lineup"])]
     if kind == "release":
         return [Reference(path, "artist", artist_id) for path, artist_id in values["artists"]]
+    if kind == "token_report":
+        return [Reference("event_id", "event", values["event_id"]),
+                *([Reference("person_id", "person", values["person_id"])]
+                  if values["person_id"] else [])]
     return []
 
 
@@ -794,8 +823,26 @@ def _write_release(session: Session, values: dict) -> tuple[object, str]:
     return _finish(session, release, created, changed)
 
 
+def _write_token_report(session: Session, values: dict) -> tuple[object, str]:
+    """Upsert a report of a festival edition; the caller refreshes the festival's figures."""
+    found = _resolve(session, references("token_report", values))
+    event = found["event", values["event_id"]]
+    if event.festival_key is None:
+        raise BadRequest([{"name": "event_id", "in": "body",
+                           "message": f"{event.id!r} is not a festival (it has no festival_key)"}])
+    report = session.get(TokenReport, values["id"])
+    created = report is None
+    report = report or TokenReport(id=values["id"])
+    values = {**values, "created_at": values["created_at"] or report.created_at or now()}
+    changed = _assign(report, values)
+    session.add(report)
+    session.flush()
+    return report, "created" if created else "updated" if changed else "unchanged"
+
+
 _WRITERS = {"organisation": _write_organisation, "venue": _write_venue, "artist": _write_artist,
-            "event": _write_event, "release": _write_release}
+            "event": _write_event, "release": _write_release,
+            "token_report": _write_token_report}
 
 
 def save_organisation(session: Session, **record) -> Organisation:

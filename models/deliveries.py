@@ -32,7 +32,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
-from models import outbox
+from models import badges, outbox
 from models.db import new_id
 from models.errors import Conflict, NotFound
 from models.events import Event, get_own_event
@@ -356,6 +356,8 @@ def link_waiting_tickets(session: Session, *, person: Person, secret_key: str,
                         .values(linked=DeliveryBatch.linked + count)
                         .execution_options(synchronize_session=False))
     outbox.cancel_waiting_mails(session, ticket_ids=[row.id for row in linked])
+    # A waiting ticket may have been scanned at the door already: that night counts now.
+    badges.award(session, [person.id])
     session.flush()
     return len(linked)
 

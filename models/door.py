@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from models import badges
 from models.events import Event
 from models.tickets import Ticket
 
@@ -100,6 +101,8 @@ def scan(session: Session, *, organisation_id: str, scanned: str, event_id: str 
         when = dt.datetime.fromtimestamp(ticket.scanned_at or now, ZoneInfo(event.timezone))
         return _refuse("used", f"Already scanned at {when:%H:%M} on {when:%d-%m-%Y}.",
                        ticket=ticket, event=event, now=now)
+    # What the holder attended grew: their badges may have too.
+    badges.award(session, [ticket.person_id])
     return Verdict(ok=True, status="ok", title=event.title, sub=_line(ticket),
                    type=ticket.type, holder=ticket.holder, eventId=event.id, scannedAt=now)
 

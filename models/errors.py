@@ -53,8 +53,10 @@ class NotFound(DomainError):
     code = "not_found"
     default_message = "No such resource."
 
-    def __init__(self, kind: str = "resource", key: str | None = None):
-        message = f"No {kind} with id {key!r}." if key is not None else f"No such {kind}."
+    def __init__(self, kind: str = "resource", key: str | None = None, *,
+                 message: str | None = None):
+        if message is None:
+            message = f"No {kind} with id {key!r}." if key is not None else f"No such {kind}."
         super().__init__(message)
 
 

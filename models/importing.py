@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from models import catalogue
+from models import badges, catalogue, festivals
 from models.errors import BadRequest
 
 # Ids looked up in the database per query.
@@ -166,6 +166,10 @@ def write(session: Session, checked: list[Line], *, progress: Progress | None = 
             result.counts[line.kind][outcome] += 1
             if progress:
                 progress(1)
+        reported = {line.values["event_id"] for line in checked if line.kind == "token_report"}
+        if reported:
+            festivals.refresh(session, reported)
+            badges.award(session, festivals.reporters(session, reported))
     return result
 
 

@@ -2,7 +2,9 @@
 
 from models import (  # noqa: F401
     artists,
+    badges,
     events,
+    festivals,
     genres,
     organisations,
     people,

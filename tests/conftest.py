@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from agenda.app import create_app
-from models import migrate, organisations, tokens
+from models import migrate, tokens
 from models.db import make_engine
 from tests import factories
 

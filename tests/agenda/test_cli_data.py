@@ -95,7 +95,7 @@ def _example(prefix: str, tmp_path: Path, *, extra: list[dict] = ()) -> Path:
     records = []
     for line in EXAMPLE.read_text().splitlines():
         record = json.loads(line)
-        for key in ("id", "venue_id", "organisation_id"):
+        for key in ("id", "venue_id", "organisation_id", "event_id"):
             if key in record:
                 record[key] = prefix + record[key]
         for key in ("lineup", "artists"):
@@ -135,8 +135,8 @@ def test_import_of_a_bad_file_names_each_bad_line_and_writes_nothing(database_ur
     result = _run(database_url, "import", str(path))
     assert result.exit_code == 1
     assert result.stderr.splitlines()[1:] == [
-        "line 16: source is required: on the record, or as the file's source",
-        f"line 17: venue_id '{rows.prefix}nowhere' does not exist"]
+        "line 18: source is required: on the record, or as the file's source",
+        f"line 19: venue_id '{rows.prefix}nowhere' does not exist"]
     assert "2 bad lines; nothing was imported." in result.stderr
     assert rows.count(Event) == rows.count(Venue) == rows.count(Organisation) == 0
 

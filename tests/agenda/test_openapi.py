@@ -99,23 +99,11 @@ def test_operation_ids_are_short_and_unique_for_generated_clients(app):
     assert all(operation_id.isidentifier() for operation_id in ids)
 
 
-def test_every_declared_operation_is_routed_and_the_pending_ones_are_named(app):
+def test_every_declared_operation_is_routed_to_its_handler(app):
     declared = {handler_of(operation)
                 for item in app.service.document["paths"].values()
                 for operation in item.values() if isinstance(operation, dict)}
     assert declared == set(app.service.routes)
-    # Later issues shrink this list to nothing; each name must still be declared.
-    assert set(app.service.pending) <= declared
-    assert "handlers.meta.get_terms" not in app.service.pending
-    assert "handlers.account.get_me" not in app.service.pending
-
-
-def test_a_pending_operation_answers_501_behind_security_and_validation(client, auth):
-    assert client.get("/v1/badges").status_code == 401
-    response = client.get("/v1/badges", headers=auth)
-    assert response.status_code == 501
-    assert response.json()["error"]["code"] == "not_implemented"
-    assert client.get("/v1/badges", headers=auth, params={"limit": 0}).status_code == 400
 
 
 def test_the_served_document_is_serialized_once(database_url):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from models import importing
+from models import festivals, importing
 from models.artists import Artist
 from models.errors import BadRequest
 from models.events import Event
@@ -52,7 +52,7 @@ def test_the_documented_example_imports(db):
     before = _counts(db)
     result = importing.import_lines(db, lines=EXAMPLE.read_text().splitlines())
     assert result.summary() == ("organisation: 2 created\nvenue: 3 created\nartist: 4 created\n"
-                                "event: 4 created\nrelease: 2 created")
+                                "event: 4 created\nrelease: 2 created\ntoken_report: 2 created")
     assert {name: _counts(db)[name] - count for name, count in before.items()} == {
         "organisations": 2, "venues": 3, "artists": 4, "events": 4, "releases": 2}
     festival = db.get(Event, "polderlicht-2027")
@@ -81,7 +81,7 @@ def test_importing_the_same_file_again_changes_nothing(db):
     result = importing.import_lines(db, lines=lines)
     assert set(result.summary().split("\n")) == {
         "organisation: 2 unchanged", "venue: 3 unchanged", "artist: 4 unchanged",
-        "event: 4 unchanged", "release: 2 unchanged"}
+        "event: 4 unchanged", "release: 2 unchanged", "token_report: 2 unchanged"}
     assert _counts(db) == counts
     assert {event.id: event.updated_at for event in db.scalars(select(Event))} == stamps
 
@@ -107,7 +107,8 @@ def test_references_may_point_to_earlier_lines_or_to_the_database(db):
     ("{not json", "is not JSON (Expecting property name enclosed in double quotes at column 2)"),
     ("[1, 2]", "is not a JSON object"),
     (json.dumps({**VENUE, "kind": "club"}),
-     "kind must be one of organisation, venue, artist, event, release, got 'club'"),
+     "kind must be one of organisation, venue, artist, event, release, token_report, "
+     "got 'club'"),
     (json.dumps({**ORGANISATION, "id": "imp-org-2", "name": None}), "name is required"),
     (json.dumps({**VENUE, "id": "imp-ven-2", "lat": 52.1, "lng": 0.2}),
      "lng 0.2 is outside the Netherlands and Belgium"),
@@ -177,3 +178,49 @@ def test_the_file_source_is_recorded_where_a_record_names_none(db):
     assert db.get(Event, "imp-evt").source == "partner-feed"
     assert db.get(Artist, "imp-art").source == "artist-feed"
     assert db.get(Release, "imp-rel").source == "partner-feed"
+
+
+# --- token reports --------------------------------------------------------------------
+
+FESTIVAL = {**EVENT, "id": "imp-fest", "title": "Zomerfeest", "festival_key": "zomerfeest",
+            "season": 2027}
+REPORT = {"kind": "token_report", "id": "imp-rep-1", "event_id": "imp-fest", "paid": 25,
+          "tokens": 10, "drink_tokens": 2, "channel": "presale", "tier": "going",
+          "created_at": 1_760_000_000, "source": "feed"}
+
+
+def test_token_reports_import_and_their_festival_gets_figures(db):
+    second = {**REPORT, "id": "imp-rep-2", "paid": 30, "channel": "onsite", "tier": "ticket"}
+    result = importing.import_lines(db, lines=_lines(*GOOD[:4], FESTIVAL, REPORT, second))
+    assert "token_report: 2 created" in result.summary()
+    found = festivals.token_prices(db, "imp-fest")
+    shown = found.figures.rounded()
+    assert (shown["reports"], shown["presale"], shown["onsite"], shown["token_price"]) == (
+        2, 2.5, 3.0, 3.0)
+    stored = db.get(festivals.FestivalFigures, "imp-fest")
+    assert (stored.reports, stored.token_price, stored.drink_price) == (2, 3.0, 6.0)
+    # The same file again changes nothing, not even the time of a report.
+    again = importing.import_lines(db, lines=_lines(*GOOD[:4], FESTIVAL, REPORT, second))
+    assert "token_report: 2 unchanged" in again.summary()
+
+
+def test_a_bad_token_report_names_every_bad_field(db):
+    bad = {**REPORT, "paid": 0, "tokens": "ten", "channel": "bar", "tier": "vip",
+           "refund": "maybe", "drink_tokens": 101, "colour": "red"}
+    problems = _problems(db, _lines(*GOOD[:4], FESTIVAL, bad))
+    assert len(problems) == 1 and problems[0].startswith("line 6: ")
+    for said in ("paid must be at least 0.01", "tokens must be a number",
+                 "channel must be one of presale, onsite", "tier must be one of ticket",
+                 "refund must be one of yes, no, partial, unknown",
+                 "drink_tokens must be at most 100", "colour is not a field of a token_report"):
+        assert said in problems[0]
+
+
+def test_a_token_report_needs_a_festival_and_an_existing_reporter(db):
+    night = {**REPORT, "event_id": "imp-evt"}
+    assert _problems(db, _lines(*GOOD[:4], night)) == [
+        "line 5: event_id 'imp-evt' is not a festival (it has no festival_key)"]
+    stranger = {**REPORT, "person_id": "nobody"}
+    assert _problems(db, _lines(*GOOD[:4], FESTIVAL, stranger)) == [
+        "line 6: person_id 'nobody' does not exist"]
+    assert db.get(festivals.TokenReport, "imp-rep-1") is None

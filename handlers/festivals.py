@@ -1,0 +1,23 @@
+"""GET /events/{id}/token-prices and /events/{id}/token-reports: drink tokens at festivals."""
+
+from agenda.request import session
+from handlers import envelope, paging
+from handlers.schemas.festivals import TokenPricesSchema, TokenReportSchema
+from models import festivals
+
+prices = TokenPricesSchema()
+reports = TokenReportSchema(many=True)
+
+
+def get_token_prices(id_: str):
+    """The token-price figures of a festival edition, from its visitors' reports."""
+    return envelope.public(prices.dump(festivals.token_prices(session(), id_)))
+
+
+def list_token_reports(id_: str, limit: int, cursor=None):
+    """A festival edition's reports, newest first."""
+    binding = {"event": id_}
+    page = festivals.list_reports(session(), id_, limit=limit, after=paging.after(
+        cursor, kind="token_reports", filters=binding))
+    return envelope.public_page(reports.dump(page.items), limit=limit, next_cursor=(
+        paging.next_cursor(page, kind="token_reports", filters=binding)))

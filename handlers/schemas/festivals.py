@@ -1,0 +1,63 @@
+"""`TokenPrices` and `TokenReport`."""
+
+from marshmallow import Schema, fields
+
+from handlers.schemas import site_url
+from models.festivals import cents
+
+
+class PreviousEditionSchema(Schema):
+    """`PreviousEdition`: the figures of the festival's edition before this one."""
+
+    event_id = fields.Function(lambda edition: edition.event.id)
+    title = fields.Function(lambda edition: edition.event.title)
+    date = fields.Function(lambda edition: edition.event.date.isoformat())
+    season = fields.Function(lambda edition: edition.event.season)
+    token_price = fields.Function(lambda edition: _cents_or_none(edition.token_price))
+    drink_price = fields.Function(lambda edition: _cents_or_none(edition.drink_price))
+    reports = fields.Integer()
+
+
+class SeasonCompareSchema(Schema):
+    """`SeasonCompare`: this festival against the season's others."""
+
+    season = fields.Integer()
+    median = fields.Function(lambda compare: _cents_or_none(compare.median))
+    festivals = fields.Integer()
+    diff = fields.Function(lambda compare: _cents_or_none(compare.diff))
+
+
+class TokenPricesSchema(Schema):
+    """`TokenPrices`: the figures of one festival edition, money in cents only here."""
+
+    event_id = fields.Function(lambda prices: prices.event.id)
+    festival_key = fields.Function(lambda prices: prices.event.festival_key)
+    season = fields.Function(lambda prices: prices.event.season)
+    verified = fields.Constant(False)
+    previous_edition = fields.Nested(PreviousEditionSchema, allow_none=True)
+    season_compare = fields.Nested(SeasonCompareSchema)
+    url = fields.Function(
+        lambda prices: f"{site_url()}/events/{prices.event.slug}/token-prices")
+
+    def dump(self, obj, **kwargs):
+        """The figures (`Figures.rounded`) with the edition's identity and comparisons."""
+        return {**super().dump(obj, **kwargs), **obj.figures.rounded()}
+
+
+class TokenReportSchema(Schema):
+    """`TokenReport`: one anonymous report; nothing about the reporter."""
+
+    id = fields.String()
+    paid = fields.Float()
+    tokens = fields.Float()
+    token_price = fields.Function(lambda report: cents(report.token_price))
+    drink_tokens = fields.Float()
+    channel = fields.String()
+    refund = fields.String()
+    tier = fields.String()
+    weight = fields.Float()
+    created_at = fields.Integer()
+
+
+def _cents_or_none(amount: float | None) -> float | None:
+    return None if amount is None else cents(amount)
