@@ -13,6 +13,7 @@ from agenda.settings import load
 from models import (
     deliveries,
     demo_data,
+    demo_festivals,
     demo_people,
     importing,
     mail,
@@ -291,6 +292,8 @@ def demo(host, port):
             owner = demo_people.demo_organisation(session)
             minted = _demo_tokens(session, owner)
             shown = demo_people.showcase(session, organisation_id=owner.id, now=now())
+            festival, profile = demo_festivals.showcase(
+                session, prefix=demo_data.prefix_of(DEMO_SEED))
     settings = database.settings
     base = f"{settings.site_url}/v1"
     click.echo(f"\nEvent Agenda Service demo on {settings.database_url}")
@@ -301,6 +304,11 @@ def demo(host, port):
     click.echo(f"  curl -s {base}/terms")
     click.echo(f"  curl -s -H 'Authorization: Bearer {minted['read']}' {base}/me")
     click.echo(f"  curl -s {base}/openapi.json | head -c 300")
+    read = f"curl -s -H 'Authorization: Bearer {minted['read']}'"
+    if festival:
+        click.echo(f"  {read} {base}/events/{festival}/token-prices")
+    if profile:
+        click.echo(f"  {read} {base}/users/{profile}/badges")
     examples = _organiser_examples(base, minted, shown)
     if examples:
         click.echo(f"\nAs {owner.name} (a second scan of the same code answers `used`):")

@@ -208,7 +208,7 @@ class Added:
     def summary(self) -> str:
         """One line for people: counts per table."""
         tables = ("organisations", "venues", "artists", "releases", "events", "people",
-                  "tickets", "marks")
+                  "tickets", "marks", "token_reports")
         made = ", ".join(f"{self.added[table]} {table}" for table in tables)
         there = sum(self.present[table] for table in tables)
         note = f" ({there} records of seed {self.seed} were there already)" if there else ""
@@ -269,8 +269,8 @@ def add_demo_data(session: Session, *, events: int, seed: int, today: dt.date | 
     is called with the number of events handled after each batch. The people,
     their nights out and the demo organisation's nights follow the agenda.
     """
-    # models.demo_people builds on this module.
-    from models import demo_people
+    # models.demo_people and models.demo_festivals build on this module.
+    from models import demo_festivals, demo_people
 
     today = today or today_in_amsterdam()
     builder = Builder(events=events, seed=seed, today=today)
@@ -285,7 +285,13 @@ def add_demo_data(session: Session, *, events: int, seed: int, today: dt.date | 
                 progress(len(rows))
     demo_people.add_people(session, builder=builder, calendar=calendar, present=present,
                            added=added)
+    demo_festivals.add_reports(session, seed=seed, prefix=builder.prefix,
+                               today_stamp=builder.stamp, added=added)
     session.flush()
+    if session.get_bind().dialect.name == "postgresql":
+        # Fresh statistics for the planner: a bulk load leaves them far behind until
+        # autovacuum gets to it, and with them the agenda's queries pick slow plans.
+        session.execute(text("ANALYZE"))
     return added
 
 
@@ -295,7 +301,7 @@ def add_tonight(session: Session, *, seed: int, today: dt.date | None = None) ->
     from models import demo_people
 
     added = Added(seed=seed)
-    if session.get(Person, f"{_prefix(seed)}per-0") is None:
+    if session.get(Person, f"{prefix_of(seed)}per-0") is None:
         return added
     today = today or today_in_amsterdam()
     builder = Builder(events=MIN_EVENTS, seed=seed, today=today)
@@ -318,7 +324,7 @@ def add_rows(session: Session, table, rows: list[dict], *, seed: int, present: d
         if name not in present:
             model, tag = _OWN[name]
             present[name] = set(session.scalars(
-                select(model.id).where(model.id.like(f"{_prefix(seed)}{tag}-%"))))
+                select(model.id).where(model.id.like(f"{prefix_of(seed)}{tag}-%"))))
             added.present[name] = len(present[name])
         fresh = [row for row in rows if row["id"] not in present[name]]
     else:
@@ -335,7 +341,7 @@ def _rebuilds(session: Session, *, events: int, seed: int) -> bool:
     if session.get_bind().dialect.name != "postgresql" or events < REBUILD_FROM:
         return False
     there = session.scalar(select(func.count()).select_from(Event).where(
-        Event.id.like(f"{_prefix(seed)}evt-%")))
+        Event.id.like(f"{prefix_of(seed)}evt-%")))
     new = events - there
     return new >= REBUILD_FROM and new >= session.scalar(select(func.count()).select_from(Event))
 
@@ -410,7 +416,8 @@ def _rename_taken(session: Session, rows: list[dict], seed: int) -> None:
             row["name"] = f"{row['name']} ({seed})"
 
 
-def _prefix(seed: int) -> str:
+def prefix_of(seed: int) -> str:
+    """What every id of the seed's demo data starts with."""
     return f"demo{seed}-"
 
 
@@ -473,7 +480,7 @@ class Builder:
 
     def __init__(self, *, events: int, seed: int, today: dt.date):
         self.sizes = Sizes.of(events)
-        self.seed, self.today, self.prefix = seed, today, _prefix(seed)
+        self.seed, self.today, self.prefix = seed, today, prefix_of(seed)
         # Slugs of the parts titles are made of: folding text is much of the cost of an event.
         self._slugs = {text: slugify(text) for text in (*CONCEPTS, *GENRE_WEIGHTS)}
         midnight = dt.datetime.combine(today, dt.time(), tzinfo=dt.timezone.utc)

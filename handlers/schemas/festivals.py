@@ -40,8 +40,16 @@ class TokenPricesSchema(Schema):
         lambda prices: f"{site_url()}/events/{prices.event.slug}/token-prices")
 
     def dump(self, obj, **kwargs):
-        """The figures (`Figures.rounded`) with the edition's identity and comparisons."""
-        return {**super().dump(obj, **kwargs), **obj.figures.rounded()}
+        """The figures (`Figures.rounded`) with the edition's identity and comparisons, in
+        the order of the document."""
+        fields = {**super().dump(obj, **kwargs), **obj.figures.rounded()}
+        return {name: fields[name] for name in ORDER}
+
+
+ORDER = ("event_id", "festival_key", "season", "verified", "reports", "last_report_at",
+         "confidence", "token_price", "token_price_channel", "presale", "onsite", "saving",
+         "drink_tokens", "drink_price", "refund", "outliers", "example", "previous_edition",
+         "season_compare", "url")
 
 
 class TokenReportSchema(Schema):
