@@ -42,15 +42,15 @@ SCENARIOS = {
 }
 
 
-def database(url: str) -> str:
-    """A fresh `agenda_bench` database on the server of `url`."""
+def database(url: str, name: str = "agenda_bench") -> str:
+    """A fresh database `name` on the server of `url`."""
     server = make_url(url)
     admin = create_engine(server.set(database="postgres"), isolation_level="AUTOCOMMIT")
     with admin.connect() as connection:
-        connection.execute(text('DROP DATABASE IF EXISTS "agenda_bench" WITH (FORCE)'))
-        connection.execute(text('CREATE DATABASE "agenda_bench"'))
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
     admin.dispose()
-    return server.set(database="agenda_bench").render_as_string(hide_password=False)
+    return server.set(database=name).render_as_string(hide_password=False)
 
 
 def agenda(env: dict, *args: str) -> str:
@@ -72,6 +72,7 @@ def serve(command: list[str], env: dict, port: int) -> subprocess.Popen:
             return process
         except OSError:
             time.sleep(0.1)
+    stop(process)
     raise RuntimeError(f"server on {port} did not start")
 
 
@@ -81,16 +82,24 @@ def stop(process: subprocess.Popen) -> None:
     process.wait(timeout=30)
 
 
-def wrk(url: str, token: str | None, *, duration: int, connections: int) -> dict:
-    """Requests/s, p50 and p99 (ms) of wrk against `url`."""
+def wrk(url: str, token: str | None, *, duration: int, connections: int,
+        script: Path | None = None, script_args: tuple[str, ...] = ()) -> dict:
+    """Requests/s, p50 and p99 (ms) and the request count of wrk against `url`.
+
+    `script` is a wrk Lua script (e.g. one that POSTs); `script_args` go to its `init`.
+    """
     command = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", url]
     if token:
         command[1:1] = ["-H", f"Authorization: Bearer {token}"]
+    if script:
+        command[1:1] = ["-s", str(script)]
+        command += ["--", *script_args]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     if "Non-2xx" in output:
         raise RuntimeError(f"errors while benchmarking {url}:\n{output}")
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
-    return {"rps": rate, "p50": _ms(output, "50%"), "p99": _ms(output, "99%")}
+    return {"rps": rate, "p50": _ms(output, "50%"), "p99": _ms(output, "99%"),
+            "requests": int(re.search(r"(\d+) requests in", output).group(1))}
 
 
 def _ms(output: str, percentile: str) -> float:
