@@ -22,6 +22,8 @@ from agenda.security import bearer_handler
 from agenda.settings import Settings, load
 from agenda.usage import Usage
 from models.db import make_engine, make_sessionmaker
+from oauth import server as oauth_server
+from oauth import views as oauth_views
 
 log = logging.getLogger("agenda")
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -42,7 +44,8 @@ class Service:
     routes: dict[str, str]
     # (compiled path pattern, allowed methods), for 405 answers.
     paths: list[tuple[re.Pattern, list[str]]]
-    # Handlers declared in the document that are not written yet (they answer 501).
+    # The OAuth authorization server (oauth/server.py), set by `create_app`.
+    oauth_server: object = None
 
     def allowed_methods(self, path: str) -> list[str]:
         """The methods the document declares for a concrete request path."""
@@ -112,8 +115,20 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     flask_app.json.compact = True
     request.install(flask_app)
     flask_app.add_url_rule("/healthz", "healthz", _healthz)
+    _install_site(flask_app, service)
     app.service = service
     return app
+
+
+def _install_site(flask_app, service: Service) -> None:
+    """The pages and OAuth endpoints at the site root, with their session cookie."""
+    flask_app.secret_key = service.settings.secret_key
+    flask_app.config.update(
+        SESSION_COOKIE_NAME="agenda_session", SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=service.settings.site_url.startswith("https://"))
+    flask_app.register_blueprint(oauth_views.blueprint)
+    service.oauth_server = oauth_server.build_server(flask_app)
 
 
 def _healthz() -> Response:

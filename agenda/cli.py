@@ -17,6 +17,7 @@ from models import (
     demo_people,
     importing,
     mail,
+    members,
     migrate,
     organisations,
     outbox,
@@ -363,6 +364,34 @@ def worker(once, interval):
 @main.group()
 def person():
     """Members."""
+
+
+@person.command("create")
+@click.option("--email", required=True)
+@click.option("--handle", required=True)
+@click.option("--name", required=True)
+@click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True,
+              help="Asked for when not given (not echoed).")
+@click.option("--role", "roles", multiple=True, metavar="ORG:ROLE",
+              help="A role in an organisation (id or name): owner, editor, door or viewer. "
+                   "Repeatable.")
+@click.option("--private", is_flag=True, help="Keep the profile (and its badges) private.")
+def person_create(email, handle, name, password, roles, private):
+    """Create a member who signs in with EMAIL and a password (for OAuth and the pages)."""
+    try:
+        with _Database() as database, database.sessions.begin() as session:
+            member = members.create_person(session, email=email, handle=handle, name=name,
+                                           password=password, now=now(),
+                                           visibility="private" if private else "public")
+            for given in roles:
+                organisation_key, _, role = given.rpartition(":")
+                if not organisation_key:
+                    raise click.BadParameter(f"{given!r} is not ORG:ROLE", param_hint="--role")
+                members.set_role(session, person=member, organisation_key=organisation_key,
+                                 role=role)
+            click.echo(f"created {member.handle} ({member.id})")
+    except DomainError as error:
+        _fail(error)
 
 
 @person.command("link")

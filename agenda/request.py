@@ -17,8 +17,9 @@ from models.errors import NotFound
 from models.tokens import Caller
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
-# Flask endpoints outside the OpenAPI document (served at the site root).
+# Flask endpoints and blueprints outside the OpenAPI document (served at the site root).
 SITE_ENDPOINTS = {"healthz"}
+SITE_BLUEPRINTS = {"oauth"}
 
 
 def service():
@@ -60,7 +61,8 @@ def install(flask_app) -> None:
     def _only_routed_requests():
         # A path Connexion's router did not match (odd characters in an id) must not
         # reach a handler through Flask's own, more lenient, router.
-        if request.endpoint not in SITE_ENDPOINTS and _operation.get(None) is None:
+        if (request.endpoint not in SITE_ENDPOINTS and request.blueprint not in SITE_BLUEPRINTS
+                and _operation.get(None) is None):
             raise NotFound()
 
     @flask_app.after_request

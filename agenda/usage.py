@@ -251,6 +251,31 @@ class Usage:
             raise RateLimited("Too many requests without a valid token from this address.",
                               headers={"Retry-After": str(max(1, (minute + 1) * 60 - int(moment)))})
 
+    def throttle(self, windows: list[tuple[str, int, int]]) -> int | None:
+        """Count one request in each `(name, limit, seconds)` window (aligned to the clock);
+        the seconds until a window that is over its limit ends, or None when all admit.
+
+        For limits that are not per token, such as registrations per address; the keys
+        share one hash tag, so a Redis cluster keeps them in one slot for the script.
+        """
+        moment = self.clock()
+        keys, limits, ttls, ends = [], [], [], []
+        for name, limit, seconds in windows:
+            number = int(moment // seconds)
+            keys.append(f"agenda:{{throttle}}:{name}:{seconds}:{number}")
+            limits.append(limit)
+            ttls.append(2 * seconds)
+            ends.append((number + 1) * seconds)
+        try:
+            counts = self.store.count(keys, limits, ttls)
+        except StoreUnavailable as error:
+            self._warn(error)
+            return None
+        for count, limit, end in zip(counts, limits, ends):
+            if count > limit:
+                return max(1, end - int(moment))
+        return None
+
     def figures(self, caller: Caller) -> Figures:
         """The token's standing now, without counting a request."""
         moment = self.clock()

@@ -155,7 +155,8 @@ def weighted_median(pairs: Iterable[tuple[decimal.Decimal, int]]) -> decimal.Dec
     for position, (value, weight) in enumerate(ordered):
         running += weight
         if 2 * running == total:
-            return (value + ordered[position + 1][0]) / 2
+            # Written so that it never leaves [value, next] at the 28 digits of decimal.
+            return value + (ordered[position + 1][0] - value) / 2
         if 2 * running > total:
             return value
     raise AssertionError("unreachable: the running weight reaches the total")

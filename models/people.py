@@ -39,6 +39,8 @@ class Person(Base):
     birth_year: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[int] = mapped_column(Timestamp)
     last_login_at: Mapped[int | None] = mapped_column(Timestamp, nullable=True)
+    # An argon2 hash; null for a person who cannot sign in with a password.
+    password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 class Membership(Base):

@@ -6,6 +6,7 @@ from models import (  # noqa: F401
     events,
     festivals,
     genres,
+    oauth,
     organisations,
     people,
     releases,

@@ -84,3 +84,28 @@ def test_set_limit_raises_a_tokens_daily_quota(database_url, app):
     assert me["rate_limit"]["per_day"] == 25000
     assert _run(database_url, "token", "set-limit", token[:17], "0").exit_code != 0
     assert _run(database_url, "token", "set-limit", "svc_live_nothing", "5").exit_code != 0
+
+
+def test_a_created_person_signs_in_with_the_password_and_has_the_role(database_url, app):
+    suffix = uuid.uuid4().hex[:8]
+    club = f"Person Club {suffix}"
+    _run(database_url, "organisation", "create", club)
+    result = _run(database_url, "person", "create", "--email", f"p{suffix}@mail.example",
+                  "--handle", f"p{suffix}", "--name", "Pim", "--password", "a long password",
+                  "--role", f"{club}:door")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"created p{suffix} (per_")
+    with app.test_client() as client:
+        page = client.get("/signin")
+        csrf = page.text.split('name="csrf" value="')[1].split('"')[0]
+        signed_in = client.post("/signin", data={"email": f"P{suffix}@mail.example",
+                                                 "password": "a long password", "csrf": csrf,
+                                                 "next": "/settings/apps"},
+                                follow_redirects=False)
+        assert signed_in.status_code == 302
+    again = _run(database_url, "person", "create", "--email", f"p{suffix}@mail.example",
+                 "--handle", f"q{suffix}", "--name", "Pim", "--password", "a long password")
+    assert again.exit_code != 0 and "exists already" in again.output
+    bad = _run(database_url, "person", "create", "--email", "x@mail.example", "--handle",
+               f"r{suffix}", "--name", "R", "--password", "short", "--role", f"{club}:boss")
+    assert bad.exit_code != 0 and "password" in bad.output

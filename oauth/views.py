@@ -1,0 +1,393 @@
+"""The OAuth endpoints and the pages a person needs: sign-in, consent, connected apps.
+
+Errors of the OAuth endpoints are RFC 6749 JSON (`{"error", "error_description"}`),
+never the REST envelope and never a 500. The authorization endpoint sends the
+person back to the client only once the client and its redirect URI are known
+to be good (an unknown client or redirect gets an error page, not a redirect:
+no open redirect), and every redirect back carries `iss` (RFC 9207).
+
+An authorization request is kept, signed and timed, in a `request` ticket
+while the person signs in and consents; after 10 minutes it is void.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from urllib.parse import urlencode, urlsplit
+
+import orjson
+from authlib.common.urls import add_params_to_uri
+from authlib.oauth2.rfc6749 import InsecureTransportError, OAuth2Error
+from flask import Blueprint, Response, abort, redirect, render_template, request
+from flask import session as cookie
+from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+
+from agenda.request import service, session, settings
+from models import members, oauth
+from models.db import now
+from models.errors import DomainError
+from models.people import Person
+from oauth import server as authorization
+from oauth.pages import text_for
+
+blueprint = Blueprint("oauth", __name__, template_folder="templates")
+
+# Limits of the specification: registrations per address and for the whole platform,
+# token requests per address.
+REGISTRATIONS = (("register-address", 30, 600), ("register-platform", 1000, 3600))
+TOKEN_REQUESTS_PER_MINUTE = 120
+SIGN_INS_PER_MINUTE = 10
+
+
+def _json(body: dict, status: int = 200, headers: dict | None = None) -> Response:
+    return Response(orjson.dumps(body), status=status, mimetype="application/json",
+                    headers={"Cache-Control": "no-store", **(headers or {})})
+
+
+def _oauth_error(error: str, description: str, status: int = 400,
+                 headers: dict | None = None) -> Response:
+    return _json({"error": error, "error_description": description}, status, headers)
+
+
+@blueprint.errorhandler(InsecureTransportError)
+def _insecure(error: InsecureTransportError):
+    """The service is configured with a plain http address that is not a loopback one
+    (AGENDA_SITE_URL): OAuth needs https there."""
+    return _oauth_error(error.error, "This server must be reached over https "
+                        "(AGENDA_SITE_URL).")
+
+
+def _address() -> str:
+    return request.remote_addr or "unknown"
+
+
+def _throttled(windows) -> Response | None:
+    wait = service().usage.throttle([(f"{name}:{_address()}" if "address" in name else name,
+                                      limit, seconds) for name, limit, seconds in windows])
+    if wait is None:
+        return None
+    return _oauth_error("slow_down", "Too many requests; try again later.", 429,
+                        {"Retry-After": str(wait)})
+
+
+# ---------------------------------------------------------------------------
+# Metadata
+# ---------------------------------------------------------------------------
+
+
+@blueprint.get("/.well-known/oauth-authorization-server")
+def authorization_server_metadata():
+    """RFC 8414, with every key of the specification's table."""
+    site = settings().site_url
+    return _json({
+        "issuer": site,
+        "authorization_endpoint": f"{site}/oauth/authorize",
+        "token_endpoint": f"{site}/oauth/token",
+        "registration_endpoint": f"{site}/oauth/register",
+        "revocation_endpoint": f"{site}/oauth/revoke",
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "token_endpoint_auth_methods_supported": list(oauth.AUTH_METHODS),
+        "revocation_endpoint_auth_methods_supported": list(oauth.AUTH_METHODS),
+        "code_challenge_methods_supported": ["S256"],
+        "scopes_supported": list(oauth.SCOPES),
+        "authorization_response_iss_parameter_supported": True,
+        "service_documentation": f"{site}/docs",
+        "ui_locales_supported": ["nl", "en"],
+    }, headers={"Cache-Control": "public, max-age=3600"})
+
+
+@blueprint.get("/.well-known/oauth-protected-resource")
+@blueprint.get("/.well-known/oauth-protected-resource/mcp")
+def protected_resource_metadata():
+    """RFC 9728 for the MCP endpoint."""
+    site = settings().site_url
+    return _json({
+        "resource": f"{site}/mcp",
+        "authorization_servers": [site],
+        "scopes_supported": list(oauth.SCOPES),
+        "bearer_methods_supported": ["header"],
+        "resource_name": f"{settings().provider_name} MCP server",
+        "resource_documentation": f"{site}/docs",
+    }, headers={"Cache-Control": "public, max-age=3600"})
+
+
+# ---------------------------------------------------------------------------
+# Registration, token, revocation
+# ---------------------------------------------------------------------------
+
+
+@blueprint.post("/oauth/register")
+def register():
+    """RFC 7591 dynamic client registration (open; limited per address and in total)."""
+    if (refused := _throttled(REGISTRATIONS)) is not None:
+        return refused
+    try:
+        metadata = orjson.loads(request.get_data())
+    except orjson.JSONDecodeError:
+        return _oauth_error("invalid_client_metadata", "The body must be JSON.")
+    try:
+        client, secret = oauth.register_client(session(), metadata, now=now())
+    except oauth.RegistrationError as error:
+        return _oauth_error(error.error, error.description)
+    return _json(oauth.registration_response(client, secret), 201)
+
+
+@blueprint.post("/oauth/token")
+def token():
+    """Code exchange and refresh (form encoded)."""
+    if (refused := _throttled([("token-address", TOKEN_REQUESTS_PER_MINUTE, 60)])) is not None:
+        return refused
+    return _server().create_token_response()
+
+
+@blueprint.post("/oauth/revoke")
+def revoke():
+    """RFC 7009: revoke an access or refresh token (a refresh token takes its family)."""
+    if (refused := _throttled([("token-address", TOKEN_REQUESTS_PER_MINUTE, 60)])) is not None:
+        return refused
+    return _server().create_endpoint_response("revocation")
+
+
+def _server() -> authorization.Server:
+    return service().oauth_server
+
+
+# ---------------------------------------------------------------------------
+# Authorization: sign-in and consent
+# ---------------------------------------------------------------------------
+
+
+def _tickets() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(settings().secret_key, salt="oauth-authorization-request")
+
+
+@blueprint.get("/oauth/authorize")
+def authorize():
+    """Check the request, then have the person sign in (if needed) and consent."""
+    params = {key: values[0] for key, values in request.args.lists()}
+    repeated = [key for key, values in request.args.lists() if len(values) > 1]
+    locale = _locale(params)
+    try:
+        if repeated:
+            # Checked before the client is trusted with a redirect: an error page.
+            raise _PageError("invalid_request", f"Repeated parameter: {repeated[0]}.")
+        _server().get_consent_grant(request=authorization.AuthorizeRequest(params))
+    except _PageError as error:
+        return _error_page(locale, error.error, error.description)
+    except OAuth2Error as error:
+        return _refuse(error, params, locale)
+    ticket = _tickets().dumps(params)
+    consent = f"/oauth/consent?{urlencode({'request': ticket})}"
+    if _signed_in() is None:
+        return redirect(f"/signin?{urlencode({'next': consent, 'lang': locale})}")
+    return redirect(consent)
+
+
+class _PageError(Exception):
+    def __init__(self, error: str, description: str):
+        super().__init__(description)
+        self.error, self.description = error, description
+
+
+def _refuse(error: OAuth2Error, params: dict, locale: str) -> Response:
+    """An error of the authorization endpoint: back to the client when its redirect URI
+    is known to be good (with `state` and `iss`), an error page otherwise."""
+    if not error.redirect_uri:
+        return _error_page(locale, error.error, error.description or "")
+    query = {"error": error.error}
+    if error.description:
+        query["error_description"] = error.description
+    if params.get("state"):
+        query["state"] = params["state"]
+    query["iss"] = settings().site_url
+    return redirect(add_params_to_uri(error.redirect_uri, query))
+
+
+def _with_iss(response: Response) -> Response:
+    """RFC 9207: the issuer on every redirect back to the client."""
+    location = response.headers.get("Location")
+    if location and "iss=" not in urlsplit(location).query:
+        response.headers["Location"] = add_params_to_uri(location, {"iss": settings().site_url})
+    return response
+
+
+def _ticket(value: str | None) -> dict[str, str]:
+    """The authorization request kept in a ticket; `_PageError` when void or expired."""
+    try:
+        return _tickets().loads(value or "", max_age=oauth.REQUEST_LIFETIME)
+    except SignatureExpired:
+        raise _PageError("request_expired", "This authorization request waited more than "
+                         "10 minutes; start again from the app.") from None
+    except BadSignature:
+        raise _PageError("invalid_request", "This authorization request is not valid; "
+                         "start again from the app.") from None
+
+
+@blueprint.route("/oauth/consent", methods=["GET", "POST"])
+def consent():
+    """What the app may do, for which organisation; allow or deny."""
+    try:
+        params = _ticket(request.values.get("request"))
+    except _PageError as error:
+        return _error_page(_locale({}), error.error, error.description)
+    locale = _locale(params)
+    person = _signed_in()
+    if person is None:
+        here = f"/oauth/consent?{urlencode({'request': request.values['request']})}"
+        return redirect(f"/signin?{urlencode({'next': here, 'lang': locale})}")
+    try:
+        grant = _server().get_consent_grant(request=authorization.AuthorizeRequest(params),
+                                            end_user=person)
+    except OAuth2Error as error:
+        return _refuse(error, params, locale)
+    choices = _choices(person, grant.request.scope)
+    if request.method == "GET":
+        return _consent_page(locale, grant, choices, params)
+    _check_csrf()
+    if request.form.get("decision") != "allow":
+        return _with_iss(_server().create_authorization_response(
+            request=grant.request, grant=grant, grant_user=None))
+    choice = next((c for c in choices if c["key"] == request.form.get("organisation", "")), None)
+    if choice is None:
+        abort(400)
+    grant.request.organisation_id = choice["organisation_id"]
+    grant.request.granted_scope = " ".join(choice["scopes"])
+    return _with_iss(_server().create_authorization_response(
+        request=grant.request, grant=grant, grant_user=person))
+
+
+def _choices(person: Person, requested: str) -> list[dict]:
+    """What the person can give: `read` as themselves, or for each organisation they have a
+    role in, what that role allows (of what the client asked for)."""
+    wanted = set(requested.split())
+    options = [{"key": "", "organisation_id": None, "name": None,
+                "scopes": sorted(wanted & {"read"})}]
+    for organisation_id, name, role in members.roles_of(session(), person.id):
+        options.append({"key": organisation_id, "organisation_id": organisation_id,
+                        "name": name, "role": role,
+                        "scopes": sorted(wanted & oauth.ROLE_SCOPES[role])})
+    return [option for option in options if option["scopes"]]
+
+
+def _consent_page(locale: str, grant, choices: list[dict], params: dict) -> Response:
+    client = grant.request.client
+    redirect_uri = grant.request.payload.redirect_uri or client.get_default_redirect_uri()
+    return _page("consent.html", locale, client_name=client.name,
+                 redirect_host=urlsplit(redirect_uri).hostname, choices=choices,
+                 ticket=request.values["request"], csrf=_csrf_token())
+
+
+@blueprint.route("/signin", methods=["GET", "POST"])
+def sign_in():
+    """Sign in with email and password; then on to `next` (a path of this site only)."""
+    locale = _locale({"ui_locales": request.values.get("lang", "")})
+    target = _local_path(request.values.get("next"))
+    failed = False
+    if request.method == "POST":
+        _check_csrf()
+        if _throttled([("signin-address", SIGN_INS_PER_MINUTE, 60)]) is not None:
+            failed = True
+        else:
+            try:
+                person = members.sign_in(session(), email=request.form.get("email", ""),
+                                         password=request.form.get("password", ""),
+                                         secret_key=settings().secret_key, now=now())
+            except DomainError:
+                failed = True
+            else:
+                cookie.clear()
+                cookie["person_id"] = person.id
+                cookie["csrf"] = secrets.token_urlsafe(32)
+                return redirect(target)
+    response = _page("signin.html", locale, next=target, csrf=_csrf_token(), failed=failed,
+                     lang=locale)
+    response.status_code = 401 if failed else 200
+    return response
+
+
+@blueprint.post("/signout")
+def sign_out():
+    """Forget the signed-in person."""
+    _check_csrf()
+    cookie.clear()
+    return redirect("/signin")
+
+
+@blueprint.route("/settings/apps", methods=["GET", "POST"])
+def connected_apps():
+    """The apps holding tokens of the signed-in person; revoke one."""
+    locale = _locale({"ui_locales": request.values.get("lang", "")})
+    person = _signed_in()
+    if person is None:
+        return redirect(f"/signin?{urlencode({'next': '/settings/apps', 'lang': locale})}")
+    if request.method == "POST":
+        _check_csrf()
+        oauth.disconnect(session(), person.id, request.form.get("client_id", ""), now=now())
+        return redirect("/settings/apps")
+    return _page("apps.html", locale, person=person,
+                 apps=oauth.connected_apps(session(), person.id, now=now()), csrf=_csrf_token())
+
+
+# ---------------------------------------------------------------------------
+# Pages: language, CSRF, the signed-in person
+# ---------------------------------------------------------------------------
+
+
+def _locale(params: dict) -> str:
+    """`ui_locales` (first supported), then Accept-Language, then English."""
+    for tag in (params.get("ui_locales") or "").split():
+        language = tag.split("-")[0].lower()
+        if language in ("nl", "en"):
+            return language
+    return request.accept_languages.best_match(["nl", "en"]) or "en"
+
+
+def _page(template: str, locale: str, **values) -> Response:
+    body = render_template(template, t=text_for(locale), locale=locale,
+                           site=settings().site_url, **values)
+    return Response(body, mimetype="text/html", headers={
+        "Cache-Control": "no-store", "X-Frame-Options": "DENY",
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+                                   "form-action 'self'; frame-ancestors 'none'",
+        "Referrer-Policy": "no-referrer"})
+
+
+def _error_page(locale: str, error: str, description: str) -> Response:
+    response = _page("error.html", locale, error=error, description=description)
+    response.status_code = 400
+    return response
+
+
+def _csrf_token() -> str:
+    if "csrf" not in cookie:
+        cookie["csrf"] = secrets.token_urlsafe(32)
+    return cookie["csrf"]
+
+
+def _check_csrf() -> None:
+    """A form must carry the token of this browser's session (and come from this site)."""
+    sent = request.form.get("csrf", "")
+    if not sent or "csrf" not in cookie or not hmac.compare_digest(sent, cookie["csrf"]):
+        abort(403)
+
+
+def _signed_in() -> Person | None:
+    person_id = cookie.get("person_id")
+    if person_id is None:
+        return None
+    person = session().get(Person, person_id)
+    if person is None or person.visibility == "suspended":
+        cookie.clear()
+        return None
+    return person
+
+
+def _local_path(target: str | None) -> str:
+    """`target` when it is a path of this site, else the connected apps page."""
+    if (not target or not target.startswith("/") or target.startswith("//")
+            or "\\" in target or urlsplit(target).netloc):
+        return "/settings/apps"
+    return target
