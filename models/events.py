@@ -14,12 +14,12 @@ import dataclasses
 import math
 
 from sqlalchemy import (JSON, Boolean, Date, Float, ForeignKey, Index, Integer, String, Text,
-                        and_, func, not_, or_, select)
+                        and_, func, not_, or_, select, text)
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from models.db import Base, Timestamp
 from models.errors import BadRequest, NotFound
-from models.paging import Page, keyset_page
+from models.paging import Page, keyset_chain
 from models.organisations import Organisation
 from models.text import fold, like_pattern
 from models.venues import Venue
@@ -40,6 +40,10 @@ class Event(Base):
         Index("ix_events_organisation_order", "organisation_id", "date", "start", "id"),
         Index("ix_events_lat_lng", "lat", "lng"),
         Index("ix_events_festival", "festival_key", "season"),
+        # Multi-day events only: those still running on a day they did not begin.
+        Index("ix_events_running", "date", "start", "id",
+              postgresql_where=text("end_date IS NOT NULL"),
+              sqlite_where=text("end_date IS NOT NULL")),
     )
 
     id: Mapped[str] = mapped_column(String(80), primary_key=True)
@@ -185,24 +189,50 @@ KM_PER_DEGREE = 111.32
 
 def list_events(session: Session, *, filters: EventFilters, today: dt.date,
                 after: list | None, limit: int) -> Page:
-    """Approved events matching `filters`, soonest first (date, start, id), one page."""
+    """Approved events matching `filters`, soonest first (date, start, id), one page.
+
+    The list is two ranges read one after the other: events that began before `from`
+    and still run (multi-day ones only, found through the small partial index
+    `ix_events_running`), then events from `from` on, each an index scan in the list's
+    order. (One range from `from` minus the longest span would read every event of
+    that month before reaching today's: thousands of rows at a million events.)
+    """
     filters.check()
     date_from = filters.date_from or today
-    query = select(Event).where(Event.status == "approved")
-    # The list's order; a genre or artist filter walks its own ordered index instead.
+    running = _narrowed(select(Event), filters, today).where(
+        Event.end_date.is_not(None), Event.date < date_from,
+        Event.date >= date_from - dt.timedelta(days=MAX_SPAN_DAYS), Event.last_date >= date_from)
+    if filters.genre is not None:
+        running = running.where(select(EventGenre.event_id).where(
+            EventGenre.event_id == Event.id, EventGenre.genre == filters.genre).exists())
+    if filters.artist_id is not None:
+        running = running.where(select(EventArtist.event_id).where(
+            EventArtist.event_id == Event.id, EventArtist.artist_id == filters.artist_id
+        ).exists())
+    # From `from` on; a genre or artist filter walks its own ordered index instead.
+    started = _narrowed(select(Event), filters, today)
     order_date, order_start, order_id = Event.date, Event.start, Event.id
     if filters.genre is not None:
-        query = query.join(EventGenre, and_(EventGenre.event_id == Event.id,
-                                            EventGenre.genre == filters.genre))
+        started = started.join(EventGenre, and_(EventGenre.event_id == Event.id,
+                                                EventGenre.genre == filters.genre))
         order_date, order_start, order_id = EventGenre.date, EventGenre.start, EventGenre.event_id
     if filters.artist_id is not None:
-        query = query.join(EventArtist, and_(EventArtist.event_id == Event.id,
-                                             EventArtist.artist_id == filters.artist_id))
-    # Multi-day events overlap the window; the span bound lets the scan start near `from`.
-    query = query.where(order_date >= date_from - dt.timedelta(days=MAX_SPAN_DAYS),
-                        Event.last_date >= date_from)
+        started = started.join(EventArtist, and_(EventArtist.event_id == Event.id,
+                                                 EventArtist.artist_id == filters.artist_id))
+    started = started.where(order_date >= date_from)
     if filters.date_to is not None:
-        query = query.where(order_date <= filters.date_to)
+        running = running.where(Event.date <= filters.date_to)
+        started = started.where(order_date <= filters.date_to)
+    after_key = None if after is None else (dt.date.fromisoformat(after[0]), after[1], after[2])
+    return keyset_chain(
+        session, [(running, [Event.date, Event.start, Event.id]),
+                  (started, [order_date, order_start, order_id])],
+        after=after_key, limit=limit, key_of=lambda event: (event.date, event.start, event.id))
+
+
+def _narrowed(query, filters: EventFilters, today: dt.date):
+    """`query` of approved events narrowed by every filter but the dates, genre and artist."""
+    query = query.where(Event.status == "approved")
     if filters.city is not None:
         query = query.where(Event.city_key == fold(filters.city))
     if filters.venue_id is not None:
@@ -222,10 +252,7 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     if filters.lat is not None and filters.lng is not None:
         query = query.where(*_within(filters.lat, filters.lng,
                                      filters.radius_km or DEFAULT_RADIUS_KM))
-    after_key = None if after is None else (dt.date.fromisoformat(after[0]), after[1], after[2])
-    return keyset_page(session, query, order=[order_date, order_start, order_id],
-                       after=after_key, limit=limit,
-                       key_of=lambda event: (event.date, event.start, event.id))
+    return query
 
 
 def _within(lat: float, lng: float, radius_km: float) -> list:
