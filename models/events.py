@@ -15,7 +15,8 @@ import math
 
 from sqlalchemy import (JSON, Boolean, Date, Float, ForeignKey, Index, Integer, String, Text,
                         and_, func, not_, or_, select, text)
-from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
+from sqlalchemy.orm import (Mapped, Session, defer, joinedload, lazyload, mapped_column,
+                            relationship)
 
 from models.db import Base, Timestamp
 from models.errors import BadRequest, NotFound
@@ -187,6 +188,18 @@ DEFAULT_RADIUS_KM = 25
 KM_PER_DEGREE = 111.32
 
 
+# A list shows summaries: the bill, the set times, maps and long texts stay in the database
+# (loaded only if something asks for them), and of the venue and organisation only the
+# fields of their references.
+SUMMARY = (
+    defer(Event.description), defer(Event.timetable), defer(Event.maps), defer(Event.rules),
+    lazyload(Event.lineup),
+    joinedload(Event.venue, innerjoin=True).load_only(
+        Venue.id, Venue.name, Venue.city, Venue.address, Venue.lat, Venue.lng),
+    joinedload(Event.organisation, innerjoin=True).load_only(Organisation.id, Organisation.name),
+)
+
+
 def list_events(session: Session, *, filters: EventFilters, today: dt.date,
                 after: list | None, limit: int) -> Page:
     """Approved events matching `filters`, soonest first (date, start, id), one page.
@@ -199,7 +212,7 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     """
     filters.check()
     date_from = filters.date_from or today
-    running = _narrowed(select(Event), filters, today).where(
+    running = _narrowed(select(Event).options(*SUMMARY), filters, today).where(
         Event.end_date.is_not(None), Event.date < date_from,
         Event.date >= date_from - dt.timedelta(days=MAX_SPAN_DAYS), Event.last_date >= date_from)
     if filters.genre is not None:
@@ -210,7 +223,7 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
             EventArtist.event_id == Event.id, EventArtist.artist_id == filters.artist_id
         ).exists())
     # From `from` on; a genre or artist filter walks its own ordered index instead.
-    started = _narrowed(select(Event), filters, today)
+    started = _narrowed(select(Event).options(*SUMMARY), filters, today)
     order_date, order_start, order_id = Event.date, Event.start, Event.id
     if filters.genre is not None:
         started = started.join(EventGenre, and_(EventGenre.event_id == Event.id,
