@@ -433,3 +433,22 @@ def test_a_plain_http_site_address_gets_an_oauth_error_not_a_500(database_url):
     insecure.service.engine.dispose()
     assert response.status_code == 400
     assert response.json()["error"] == "insecure_transport"
+
+
+def test_signing_in_attaches_the_tickets_waiting_for_the_address(client, db, person):
+    from models import deliveries
+    from models.tickets import Ticket
+    from tests.factories import EventFactory, TicketFactory
+
+    event = EventFactory(external_ticketing=True)
+    waiting = TicketFactory(event_id=event.id, person_id=None, buyer_email_hash=(
+        deliveries.address_hash("test-secret", person.email_key)))
+    assert flow.sign_in(client, "Sanne@Mail.example").status_code == 302
+    db.expire_all()
+    assert db.get(Ticket, waiting.id).person_id == person.id
+
+
+def test_a_suspended_person_cannot_sign_in(client, db, person):
+    person.visibility = "suspended"
+    db.flush()
+    assert flow.sign_in(client, person.email).status_code == 401
