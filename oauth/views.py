@@ -275,9 +275,11 @@ def _choices(person: Person, requested: str) -> list[dict]:
 def _consent_page(locale: str, grant, choices: list[dict], params: dict) -> Response:
     client = grant.request.client
     redirect_uri = grant.request.payload.redirect_uri or client.get_default_redirect_uri()
+    target = urlsplit(redirect_uri)
     return _page("consent.html", locale, client_name=client.name,
-                 redirect_host=urlsplit(redirect_uri).hostname, choices=choices,
-                 ticket=request.values["request"], csrf=_csrf_token())
+                 redirect_host=target.hostname, choices=choices,
+                 ticket=request.values["request"], csrf=_csrf_token(),
+                 form_targets=(f"{target.scheme}://{target.netloc}",))
 
 
 @blueprint.route("/signin", methods=["GET", "POST"])
@@ -345,13 +347,17 @@ def _locale(params: dict) -> str:
     return request.accept_languages.best_match(["nl", "en"]) or "en"
 
 
-def _page(template: str, locale: str, **values) -> Response:
+def _page(template: str, locale: str, *, form_targets: tuple[str, ...] = (),
+          **values) -> Response:
+    """A page; its forms may post to this site, and be redirected on to `form_targets`
+    (browsers apply `form-action` to the redirect that follows a form, too)."""
     body = render_template(template, t=text_for(locale), locale=locale,
                            site=settings().site_url, **values)
+    targets = " ".join(("'self'", *form_targets))
     return Response(body, mimetype="text/html", headers={
         "Cache-Control": "no-store", "X-Frame-Options": "DENY",
-        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-                                   "form-action 'self'; frame-ancestors 'none'",
+        "Content-Security-Policy": f"default-src 'none'; style-src 'unsafe-inline'; "
+                                   f"form-action {targets}; frame-ancestors 'none'",
         "Referrer-Policy": "no-referrer"})
 
 

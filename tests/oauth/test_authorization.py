@@ -115,6 +115,8 @@ def test_the_whole_flow_gives_prefixed_tokens_that_are_stored_hashed(client, db,
     flow.sign_in(client, person.email)
     page = flow.consent_page(client, flow.authorize_params(app, challenge))
     assert "Test App" in page.text and "127.0.0.1" in page.text
+    # The browser may follow the consent form's redirect to the client, and nowhere else.
+    assert "form-action 'self' http://127.0.0.1:9999;" in page.headers["Content-Security-Policy"]
     back = flow.decide(client, page)
     assert back["state"] == "st-123" and back["iss"] == SITE
     response = flow.exchange(client, app, back["code"], verifier)
