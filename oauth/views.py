@@ -179,6 +179,10 @@ def authorize():
         return _error_page(locale, error.error, error.description)
     except OAuth2Error as error:
         return _refuse(error, params, locale)
+    except ValueError:
+        # Authlib refuses to put some characters of a bad parameter into its error text.
+        return _error_page(locale, "invalid_request", "The request has characters that "
+                           "cannot be part of an authorization request.")
     ticket = _tickets().dumps(params)
     consent = f"/oauth/consent?{urlencode({'request': ticket})}"
     if _signed_in() is None:

@@ -4,6 +4,8 @@ PKCE, refresh rotation, revocation, and the attacks of RFC 9700 that apply."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 
 from models import members, oauth
@@ -454,3 +456,50 @@ def test_a_suspended_person_cannot_sign_in(client, db, person):
     person.visibility = "suspended"
     db.flush()
     assert flow.sign_in(client, person.email).status_code == 401
+
+
+# --- malformed requests: always an RFC 6749 error, never a 500 ----------------------------
+
+_FIELDS = ["grant_type", "code", "redirect_uri", "client_id", "client_secret", "code_verifier",
+           "refresh_token", "scope", "resource", "token", "token_type_hint"]
+_VALUES = st.one_of(st.sampled_from(["authorization_code", "refresh_token", "none", "",
+                                     "svc_ort_x", "svc_oat_x", "cli_x", "read admin",
+                                     "http://127.0.0.1:9999/callback", "access_token"]),
+                    st.text(max_size=40))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(_FIELDS), _VALUES, max_size=6),
+       st.sampled_from(["/oauth/token", "/oauth/revoke"]),
+       st.sampled_from([None, "Basic !!!", "Basic Y2xpX3g6eA==", "Bearer x"]))
+def test_any_form_to_the_token_and_revocation_endpoints_gets_an_oauth_answer(
+        client, data, path, authorization):
+    headers = {"Authorization": authorization} if authorization else {}
+    response = client.post(path, data=data, headers=headers)
+    assert response.status_code in (200, 400, 401, 429), response.text
+    if response.status_code != 200:
+        assert isinstance(response.json()["error"], str)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(
+    st.dictionaries(
+        st.sampled_from(["redirect_uris", "client_name", "token_endpoint_auth_method",
+                         "grant_types", "response_types", "scope"]),
+        st.one_of(st.text(max_size=30), st.integers(), st.none(), st.booleans(),
+                  st.lists(st.text(max_size=30), max_size=3))),
+    st.lists(st.integers()), st.text(max_size=20)))
+def test_any_registration_body_gets_a_registration_or_an_rfc_7591_error(client, body):
+    response = client.post("/oauth/register", json=body)
+    assert response.status_code in (201, 400, 429), response.text
+    if response.status_code == 400:
+        assert set(response.json()) == {"error", "error_description"}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(
+    ["response_type", "client_id", "redirect_uri", "code_challenge", "code_challenge_method",
+     "state", "resource", "scope", "ui_locales"]), st.text(max_size=40), max_size=8))
+def test_any_authorization_request_gets_an_error_page_or_a_redirect(client, params):
+    response = client.get("/oauth/authorize", params=params, follow_redirects=False)
+    assert response.status_code in (302, 400), response.text
