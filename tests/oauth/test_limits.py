@@ -1,0 +1,173 @@
+"""The OAuth limits at their edges, with the specification's numbers: 30 registrations per
+address per 10 minutes, 1,000 for the whole platform per hour, 120 token requests per address
+per minute, 10 minutes for an authorization request to wait for sign-in and consent."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import pytest
+from itsdangerous.timed import TimestampSigner
+from sqlalchemy import func, select
+
+from models import members, oauth
+from models.db import now
+from tests.oauth import flow
+
+# The counters' clock, frozen 545 seconds into an hour: the 10-minute window then ends in
+# 55 seconds, the hour in 3,055 and the minute in 55.
+HOUR = (int(time.time()) // 3600) * 3600
+MOMENT = HOUR + 545
+
+
+@pytest.fixture
+def clock(app, monkeypatch):
+    """The counters' clock: `clock.now` is the moment every window is counted at."""
+
+    class Clock:
+        now = MOMENT
+
+    monkeypatch.setattr(app.service.usage, "clock", lambda: Clock.now)
+    return Clock
+
+
+@pytest.fixture
+def person(db):
+    return members.create_person(db, email="limits@mail.example", handle="limits",
+                                 name="Limits", password=flow.PASSWORD, now=now())
+
+
+@contextmanager
+def _from(app, address: str):
+    """A client of the whole app whose requests come from `address`."""
+    with app.test_client(client=(address, 50000)) as client:
+        yield client
+
+
+def _register(client):
+    return client.post("/oauth/register", json={"client_name": "Limits",
+                                                "redirect_uris": [flow.REDIRECT]})
+
+
+def _assert_refused(response, retry_after: int) -> None:
+    """429 with `Retry-After` and an RFC 6749 error body, not the REST envelope."""
+    assert response.status_code == 429, response.text
+    assert response.headers["Retry-After"] == str(retry_after)
+    assert response.headers["Cache-Control"] == "no-store"
+    body = response.json()
+    assert set(body) == {"error", "error_description"} and body["error"] == "slow_down"
+
+
+def _token_request(client):
+    """A cheap token request, counted like any other: a refresh by an unknown client."""
+    return flow.refresh(client, {"client_id": "cli_nobody"}, "svc_ort_unknown")
+
+
+def _clients(db) -> int:
+    return db.scalar(select(func.count()).select_from(oauth.OAuthClient))
+
+
+# --- registrations ------------------------------------------------------------------------
+
+def test_the_31st_registration_from_an_address_in_10_minutes_is_refused(app, db, clock):
+    before = _clients(db)
+    with _from(app, "198.51.100.1") as client:
+        for _ in range(30):
+            assert _register(client).status_code == 201
+        _assert_refused(_register(client), 55)
+    assert _clients(db) == before + 30
+    with _from(app, "198.51.100.2") as other:
+        assert _register(other).status_code == 201
+
+
+def test_registrations_from_an_address_are_admitted_again_when_the_10_minutes_end(app, db,
+                                                                                  clock):
+    with _from(app, "198.51.100.3") as client:
+        for _ in range(30):
+            _register(client)
+        clock.now = HOUR + 599
+        _assert_refused(_register(client), 1)
+        clock.now = HOUR + 600
+        assert _register(client).status_code == 201
+
+
+def test_the_1001st_registration_of_the_platform_in_an_hour_is_refused(app, db, clock):
+    before = _clients(db)
+    for number in range(40):
+        with _from(app, f"10.0.{number}.1") as client:
+            for _ in range(25):
+                assert _register(client).status_code == 201
+    with _from(app, "10.1.0.1") as newcomer:
+        _assert_refused(_register(newcomer), 3055)
+        # The whole hour: a new 10-minute window of the address does not help.
+        clock.now = HOUR + 3599
+        _assert_refused(_register(newcomer), 1)
+        clock.now = HOUR + 3600
+        assert _register(newcomer).status_code == 201
+    assert _clients(db) == before + 1001
+
+
+# --- token requests -----------------------------------------------------------------------
+
+def test_the_121st_token_request_from_an_address_in_a_minute_is_refused(app, db, clock,
+                                                                        person):
+    with _from(app, "203.0.113.1") as client:
+        # A whole flow is one token request (the code exchange).
+        registered, token = flow.tokens_for(client, person.email)
+        for _ in range(118):
+            assert _token_request(client).json()["error"] == "invalid_client"
+        renewed = flow.refresh(client, registered, token["refresh_token"])
+        assert renewed.status_code == 200, renewed.text
+        _assert_refused(flow.refresh(client, registered, renewed.json()["refresh_token"]), 55)
+    # Refused before it was looked at: the refresh token was not used up.
+    with _from(app, "203.0.113.2") as other:
+        assert flow.refresh(other, registered, renewed.json()["refresh_token"]).status_code == 200
+
+
+def test_token_requests_are_admitted_again_in_the_next_minute(app, db, clock):
+    with _from(app, "203.0.113.3") as client:
+        for _ in range(120):
+            assert _token_request(client).json()["error"] == "invalid_client"
+        clock.now = HOUR + 599
+        _assert_refused(_token_request(client), 1)
+        clock.now = HOUR + 600
+        assert _token_request(client).json()["error"] == "invalid_client"
+
+
+# --- the wait for sign-in and consent -----------------------------------------------------
+
+@pytest.fixture
+def ticket_clock(monkeypatch):
+    """The clock of the signed authorization request tickets (itsdangerous)."""
+
+    class Clock:
+        now = int(time.time())
+
+    monkeypatch.setattr(TimestampSigner, "get_timestamp", lambda _signer: Clock.now)
+    return Clock
+
+
+def test_an_authorization_request_waits_10_minutes_for_consent_and_no_longer(
+        client, db, person, ticket_clock):
+    registered = flow.register(client)
+    flow.sign_in(client, person.email)
+    response = client.get("/oauth/authorize", params=flow.authorize_params(
+        registered, flow.pkce()[1]), follow_redirects=False)
+    consent = response.headers["Location"]
+    ticket_clock.now += 600
+    page = client.get(consent)
+    assert page.status_code == 200 and 'name="decision"' in page.text
+
+    ticket_clock.now += 1
+    expired = client.get(consent, follow_redirects=False)
+    assert expired.status_code == 400 and "Location" not in expired.headers
+    assert expired.headers["Content-Type"].startswith("text/html")
+    assert "request_expired" in expired.text
+    posted = client.post("/oauth/consent", data={
+        "request": consent.split("request=", 1)[1], "csrf": flow.csrf_of(page.text),
+        "decision": "allow", "organisation": ""}, follow_redirects=False)
+    assert posted.status_code == 400 and "Location" not in posted.headers
+    assert "request_expired" in posted.text
+    assert db.scalar(select(func.count()).select_from(oauth.OAuthGrant).where(
+        oauth.OAuthGrant.client_id == registered["client_id"])) == 0
