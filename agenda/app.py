@@ -21,6 +21,7 @@ from agenda.problems import ErrorHandlers
 from agenda.security import bearer_handler
 from agenda.settings import Settings, load
 from agenda.usage import Usage
+from mcp_server.endpoint import McpEndpoint
 from models.db import make_engine, make_sessionmaker
 from oauth import server as oauth_server
 from oauth import views as oauth_views
@@ -87,16 +88,20 @@ def build_service(settings: Settings) -> Service:
 
 
 def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
-    """The ASGI application: REST API under /v1, health check at /healthz."""
+    """The ASGI application: REST API under /v1, health check at /healthz, MCP at /mcp."""
     openapi.install()
     settings = load(overrides)
     service = build_service(settings)
+    mcp = McpEndpoint(service)
 
     def outermost(app):
         return RequestMiddleware(app, max_body_bytes=settings.max_body_bytes)
 
+    # /mcp goes to the SDK's app right inside the outer middleware (request ids, body cap),
+    # beside Connexion's stack; the SDK's session manager runs in the app's lifespan.
     app = connexion.FlaskApp(
-        __name__, middlewares=[outermost, *ConnexionMiddleware.default_middlewares],
+        __name__, middlewares=[outermost, mcp.route, *ConnexionMiddleware.default_middlewares],
+        lifespan=mcp.lifespan,
     )
     app.add_api(
         # Connexion resolves references and rewrites `servers` in the dict it is given.
@@ -117,6 +122,7 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     flask_app.add_url_rule("/healthz", "healthz", _healthz)
     _install_site(flask_app, service)
     app.service = service
+    app.mcp = mcp
     return app
 
 

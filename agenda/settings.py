@@ -28,6 +28,9 @@ class Settings:
     provider_address: str = "Keizersgracht 1, 1015 AA Amsterdam, NL"
     contact: str = "api@agenda.example"
     terms_version: str = "2026-11-01"
+    # OAuth clients identified by a metadata document URL: allow http on loopback hosts
+    # (tests run their client there); never in production, where private targets are refused.
+    oauth_metadata_documents_on_loopback: bool = False
 
     @property
     def base_url(self) -> str:

@@ -1,0 +1,191 @@
+"""{site_url}/mcp: our authentication, scopes and limits around the SDK's Streamable HTTP app.
+
+The SDK speaks the protocol (stateless, JSON responses, both eras) and checks
+Host and Origin against the configured site; this layer, in front of it, does
+what the SDK's own auth wrapper does not do the way the specification asks:
+a 401 with `resource_metadata` *and* `scope`, OAuth tokens only when issued
+for {site_url}/mcp, live tokens too, a 403 `insufficient_scope` naming the
+scope a called tool needs, and the per-token limits of the REST API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from urllib.parse import urlsplit
+
+import orjson
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.concurrency import run_in_threadpool
+
+from agenda.problems import error_body
+from agenda.security import _address, _bearer_token
+from mcp_server import identity as identities
+from mcp_server import tools
+from models.errors import DomainError, Forbidden, RateLimited, Unauthorized
+
+PATH = "/mcp"
+# What a client should ask for when it connects (consent narrows it to the person's role).
+CONNECT_SCOPES = "read attendance scan"
+
+
+class ScopeMissing(Forbidden):
+    """A valid token calling a tool its scopes do not allow."""
+
+    code = "insufficient_scope"
+
+    def __init__(self, scope: str, message: str):
+        super().__init__(message)
+        self.scope = scope
+
+
+class McpEndpoint:
+    """The ASGI app answering {site_url}/mcp, and the lifespan its session manager needs."""
+
+    def __init__(self, service):
+        self.service = service
+        self.server: MCPServer = tools.build_server(service.settings.provider_name,
+                                                    service.settings.site_url,
+                                                    middleware=[_visible_tools])
+        self.transport = None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app=None):
+        """Enter a fresh session manager (one per lifespan: a manager runs only once)."""
+        site = urlsplit(self.service.settings.site_url)
+        self.transport = self.server.streamable_http_app(
+            streamable_http_path=PATH, stateless_http=True, json_response=True,
+            max_request_body_size=self.service.settings.max_body_bytes,
+            transport_security=TransportSecuritySettings(
+                allowed_hosts=[site.netloc], allowed_origins=[f"{site.scheme}://{site.netloc}"]))
+        async with self.server.session_manager.run():
+            yield
+        self.transport = None
+
+    def route(self, app):
+        """An ASGI app sending {site_url}/mcp here and everything else on to `app`."""
+
+        async def dispatch(scope, receive, send):
+            if scope["type"] == "http" and scope["path"].rstrip("/") == PATH:
+                await self(scope, receive, send)
+            else:
+                await app(scope, receive, send)
+
+        return dispatch
+
+    async def __call__(self, scope, receive, send):
+        request_id = scope.get("extensions", {}).get("agenda", {}).get("request_id", "")
+        if self.transport is None:
+            await _answer(send, 503, error_body(503, "The MCP server is starting.", request_id))
+            return
+        replay = _Body(receive)
+        body = await replay.read()
+        headers = dict(scope["headers"])
+        try:
+            who, limits = await run_in_threadpool(
+                self._admit, headers.get(b"authorization", b"").decode("latin-1") or None,
+                _address(scope), _called_tool(scope, body))
+        except DomainError as error:
+            await _answer(send, error.status_code, error_body(
+                error.status_code, error.message, request_id, code=error.code),
+                self._challenge(error))
+            return
+
+        async def with_limits(message):
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [
+                    *message.get("headers", []),
+                    *[(k.lower().encode(), v.encode()) for k, v in limits.items()]]}
+            await send(message)
+
+        state = {**scope.get("state", {}), "mcp_identity": who, "agenda_service": self.service}
+        await self.transport({**scope, "state": state}, replay, with_limits)
+
+    def _admit(self, header: str | None, address: str, called: str | None):
+        """Authenticate, check the called tool's scope, count the request (a worker thread)."""
+        settings = self.service.settings
+        try:
+            with self.service.sessions.begin() as session:
+                who = identities.authenticate(session, _bearer_token(header),
+                                              resource=f"{settings.site_url}{PATH}")
+        except Unauthorized:
+            self.service.usage.refuse_unauthenticated(address)
+            raise
+        needed = tools.SCOPES.get(called) if called else None
+        if needed is not None and not who.may(needed):
+            raise ScopeMissing(needed, f"The tool {called!r} needs the scope {needed!r}.")
+        return who, self.service.usage.hit(who.caller, PATH).headers()
+
+    def _challenge(self, error: DomainError) -> dict[str, str]:
+        """RFC 6750 / RFC 9728 headers for a refused request."""
+        metadata = f"{self.service.settings.site_url}/.well-known/oauth-protected-resource"
+        if isinstance(error, Unauthorized):
+            return {"WWW-Authenticate": f'Bearer resource_metadata="{metadata}", '
+                                        f'scope="{CONNECT_SCOPES}"'}
+        if isinstance(error, ScopeMissing):
+            return {"WWW-Authenticate": f'Bearer error="insufficient_scope", '
+                                        f'scope="{error.scope}", '
+                                        f'resource_metadata="{metadata}"'}
+        if isinstance(error, RateLimited):
+            return error.headers
+        return {}
+
+
+async def _visible_tools(ctx, call_next):
+    """tools/list shows only the tools this token may call."""
+    result = await call_next(ctx)
+    if ctx.method != "tools/list" or ctx.request is None:
+        return result
+    who = ctx.request.scope["state"]["mcp_identity"]
+    listed = result if isinstance(result, dict) else result.model_dump(by_alias=True,
+                                                                       exclude_none=True)
+    return {**listed, "tools": [t for t in listed["tools"]
+                                if who.may(tools.SCOPES.get(t["name"], "admin"))]}
+
+
+def _called_tool(scope, body: bytes) -> str | None:
+    """The tool a `tools/call` request names (None for every other message)."""
+    if scope["method"] != "POST":
+        return None
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(message, dict) and message.get("method") == "tools/call":
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        return name if isinstance(name, str) else None
+    return None
+
+
+class _Body:
+    """The request body, read whole (the outer middleware capped its size), then replayed
+    to the SDK as one message."""
+
+    def __init__(self, receive):
+        self.receive, self.data, self.delivered = receive, b"", False
+
+    async def read(self) -> bytes:
+        chunks, more = [], True
+        while more:
+            message = await self.receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        self.data = b"".join(chunks)
+        return self.data
+
+    async def __call__(self):
+        if self.delivered:
+            return await self.receive()
+        self.delivered = True
+        return {"type": "http.request", "body": self.data, "more_body": False}
+
+
+async def _answer(send, status: int, body: bytes, headers: dict | None = None) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"),
+        *[(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]]})
+    await send({"type": "http.response.body", "body": body})

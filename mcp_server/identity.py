@@ -1,0 +1,51 @@
+"""Who calls the MCP endpoint: a live API token or an OAuth access token for {site_url}/mcp.
+
+Both become an `Identity` holding a `tokens.Caller`, so the per-token limits of
+agenda/usage.py and the organiser functions work the same as on REST.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from models import oauth, tokens
+from models.db import now
+from models.errors import Unauthorized
+
+# The scope each tool needs; organiser tools also need an organisation to act for.
+ORGANISER_SCOPES = frozenset({"attendance", "scan"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Identity:
+    """The caller of one MCP request."""
+
+    kind: str  # "live" or "oauth"
+    caller: tokens.Caller
+    person_id: str | None = None
+    client_id: str | None = None
+    expires_at: int | None = None
+
+    def may(self, scope: str) -> bool:
+        """Whether this caller may use a tool that needs `scope`."""
+        if scope not in self.caller.scopes:
+            return False
+        return scope not in ORGANISER_SCOPES or self.caller.organisation_id is not None
+
+
+def authenticate(session, token: str, *, resource: str) -> Identity:
+    """The identity behind a bearer token; `Unauthorized` (or `Forbidden` for a suspended
+    organisation's live token) otherwise. OAuth tokens must have been issued for `resource`."""
+    if token.startswith(tokens.LIVE_PREFIX):
+        return Identity(kind="live", caller=tokens.authenticate(session, token))
+    access = oauth.authenticate_access(session, token, now=now())
+    if access is None:
+        raise Unauthorized("The access token is unknown, expired or revoked.")
+    if access.resource.rstrip("/") != resource:
+        raise Unauthorized("The access token was not issued for this MCP server.")
+    # Counted per token: the hash is stable for the token's life and reveals nothing.
+    caller = tokens.Caller(token_id=f"oat_{oauth.digest(token)[:24]}",
+                           organisation_id=access.organisation_id, scopes=access.scopes,
+                           per_day=None)
+    return Identity(kind="oauth", caller=caller, person_id=access.person_id,
+                    client_id=access.client_id, expires_at=access.expires_at)

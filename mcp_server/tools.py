@@ -1,0 +1,405 @@
+"""The MCP tools: what a REST caller can do, for an assistant, within its token's scopes.
+
+Each tool calls the same domain function as its REST handler and dumps with the
+same marshmallow schema, so a tool's `data` equals the REST answer's `data`.
+Lists page with the REST cursors (same kind, same filter binding). Public
+catalogue results carry the attribution the terms require and every object its
+public page link (`url`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+from typing import Annotated, Any, Literal, TypedDict
+
+from marshmallow.experimental.context import Context as SchemaContext
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from agenda import cursors
+from agenda.request import AMSTERDAM
+from handlers.schemas import attribution
+from handlers.schemas.account import MeSchema
+from handlers.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
+from handlers.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
+from handlers.schemas.cities import CitySchema
+from handlers.schemas.events import EventDetailSchema, EventSummarySchema
+from handlers.schemas.festivals import TokenPricesSchema, TokenReportSchema
+from handlers.schemas.genres import GenreSchema
+from handlers.schemas.organisations import OrganisationSchema
+from handlers.schemas.organiser import AttendanceSchema, ExternalSalesSchema, ScanResultSchema
+from handlers.schemas.releases import ReleaseSchema
+from handlers.schemas.venues import VenueDetailSchema, VenueSummarySchema
+from mcp_server.identity import Identity
+from models import (accounts, artists, attendance, badges, cities, door, events, festivals,
+                    genres, organisations, releases, sales, venues)
+from models.db import now
+from models.errors import DomainError
+
+# The scope every tool needs (tools/list shows a tool only to a token that may call it).
+SCOPES: dict[str, str] = {}
+MCP_ROUTE = "/mcp"
+
+Limit = Annotated[int, Field(ge=1, le=100, description="Items per page (1..100).")]
+Cursor = Annotated[str | None, Field(description="`meta.next_cursor` of the previous page; "
+                                                 "never built by hand.")]
+Id = Annotated[str, Field(min_length=1, max_length=200)]
+Text = Annotated[str | None, Field(max_length=200)]
+
+
+class Answer(TypedDict):
+    """What every tool returns: the REST answer's `data` and its `meta` (without request id)."""
+
+    data: Any
+    meta: dict[str, Any]
+
+
+@dataclasses.dataclass
+class Call:
+    """One tool call: its database session, the service's settings and the caller."""
+
+    session: Any
+    settings: Any
+    identity: Identity
+    service: Any
+
+    @property
+    def organisation_id(self) -> str:
+        return self.identity.caller.organisation_id
+
+    def own_event(self, key: str):
+        """An event of the caller's organisation (another's is not found, as on REST)."""
+        return events.get_own_event(self.session, key, organisation_id=self.organisation_id)
+
+    def today(self) -> dt.date:
+        return dt.datetime.now(AMSTERDAM).date()
+
+    def public(self, data, **meta) -> Answer:
+        """A public catalogue result, with the attribution the terms require."""
+        return {"data": data, "meta": {**meta, "attribution": attribution(self.settings)}}
+
+    def page(self, kind: str, binding: dict, *, limit: int, cursor: str | None, schema,
+             fetch, **meta) -> Answer:
+        """A public list page: `fetch(after)` is the domain call; cursors as on REST."""
+        secret = self.settings.secret_key
+        after = None if cursor is None else cursors.decode(secret, cursor, kind=kind,
+                                                           filters=binding)
+        found = fetch(after)
+        next_cursor = None if found.next_key is None else cursors.encode(
+            secret, kind=kind, filters=binding, key=found.next_key)
+        items = schema.dump(found.items)
+        return self.public(items, **meta, count=len(items), limit=limit, next_cursor=next_cursor)
+
+
+@contextlib.contextmanager
+def opened(ctx: Context, scope: str):
+    """A `Call` for a tool that needs `scope`: one transaction, committed when it succeeds.
+
+    Domain errors become tool errors (`isError` results) with the REST message.
+    """
+    request = ctx.request_context.request
+    identity: Identity = request.scope["state"]["mcp_identity"]
+    service = request.scope["state"]["agenda_service"]
+    if not identity.may(scope):
+        raise ToolError(f"This token lacks the scope {scope!r} this tool needs.")
+    try:
+        with service.sessions.begin() as session, \
+                SchemaContext({"site_url": service.settings.site_url}):
+            yield Call(session=session, settings=service.settings, identity=identity,
+                       service=service)
+    except DomainError as error:
+        params = error.details.get("params")
+        detail = "; ".join(f"{p['name']}: {p['message']}" for p in params) if params else ""
+        raise ToolError(f"{error.message} {detail}".strip()) from error
+
+
+def tool(scope: str, title: str):
+    """Register a function as a tool needing `scope` (read-only unless it needs more)."""
+
+    def register(fn):
+        SCOPES[fn.__name__] = scope
+        _TOOLS.append((fn, title, scope == "read" or fn.__name__.startswith("get_")))
+        return fn
+
+    return register
+
+
+_TOOLS: list = []
+
+
+# ---------------------------------------------------------------------------
+# The agenda (scope read)
+# ---------------------------------------------------------------------------
+
+
+@tool("read", "Search events")
+def search_events(
+        ctx: Context,
+        city: Annotated[Text, Field(description="Venue city, case-insensitive.")] = None,
+        genre: Annotated[Text, Field(description="A genre exactly as list_genres spells it.")] = None,
+        date_from: Annotated[dt.date | None, Field(description="First date (default: today in "
+                                                               "Europe/Amsterdam).")] = None,
+        date_to: Annotated[dt.date | None, Field(description="Last date, inclusive.")] = None,
+        venue_id: Text = None, artist_id: Text = None, organisation_id: Text = None,
+        q: Annotated[Text, Field(description="Free text over title and venue name.")] = None,
+        has_tickets: Annotated[bool | None, Field(description="true: only events on sale now; "
+                                                              "false: only those not.")] = None,
+        max_price: Annotated[float | None, Field(ge=0, description="Cheapest ticket at most "
+                                                                   "this, euros; 0: free.")] = None,
+        min_price: Annotated[float | None, Field(ge=0, description="Cheapest ticket at least "
+                                                                   "this, euros.")] = None,
+        lat: Annotated[float | None, Field(ge=-90, le=90, description="Centre of a radius "
+                                                                      "search (with lng).")] = None,
+        lng: Annotated[float | None, Field(ge=-180, le=180)] = None,
+        radius_km: Annotated[int, Field(ge=1, le=200, description="Distance from lat,lng.")] = 25,
+        limit: Limit = 25, cursor: Cursor = None) -> Answer:
+    """Search approved nightlife events in NL and BE, soonest first, with every filter of
+    GET /events. Each event has its public page `url`; cite the attribution when showing them."""
+    with opened(ctx, "read") as call:
+        wanted = events.EventFilters(
+            date_from=date_from, date_to=date_to, radius_km=radius_km, city=city, genre=genre,
+            venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id, q=q,
+            has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng)
+        return call.page("events", wanted.binding(), limit=limit, cursor=cursor,
+                         schema=EventSummarySchema(many=True),
+                         fetch=lambda after: events.list_events(
+                             call.session, filters=wanted, today=call.today(), limit=limit,
+                             after=after))
+
+
+@tool("read", "Event detail")
+def get_event(ctx: Context, id: Annotated[Id, Field(description="Event id or slug.")]) -> Answer:
+    """One event by id or slug, with its bill, set times and maps."""
+    with opened(ctx, "read") as call:
+        return call.public(EventDetailSchema().dump(events.get_event(call.session, id)))
+
+
+@tool("read", "Drink-token prices")
+def get_token_prices(ctx: Context, event_id: Annotated[Id, Field(
+        description="Festival edition id or slug.")]) -> Answer:
+    """Drink-token price figures of a festival edition, from its visitors' reports
+    (not found when the event is not a festival)."""
+    with opened(ctx, "read") as call:
+        return call.public(TokenPricesSchema().dump(festivals.token_prices(call.session,
+                                                                           event_id)))
+
+
+@tool("read", "Drink-token reports")
+def list_token_reports(ctx: Context, event_id: Id, limit: Limit = 25,
+                       cursor: Cursor = None) -> Answer:
+    """The individual drink-token price reports of a festival edition, newest first."""
+    with opened(ctx, "read") as call:
+        return call.page("token_reports", {"event": event_id}, limit=limit, cursor=cursor,
+                         schema=TokenReportSchema(many=True),
+                         fetch=lambda after: festivals.list_reports(
+                             call.session, event_id, limit=limit, after=after))
+
+
+@tool("read", "Search venues")
+def search_venues(ctx: Context, city: Text = None,
+                  q: Annotated[Text, Field(description="Text over the name.")] = None,
+                  with_events: Annotated[bool | None, Field(
+                      description="true: only venues with events from today on.")] = None,
+                  limit: Limit = 25, cursor: Cursor = None) -> Answer:
+    """Venues by name, filtered by city, name and whether they have events coming."""
+    with opened(ctx, "read") as call:
+        wanted = venues.VenueFilters(city=city, q=q, with_events=with_events)
+        return call.page("venues", wanted.binding(), limit=limit, cursor=cursor,
+                         schema=VenueSummarySchema(many=True),
+                         fetch=lambda after: venues.list_venues(
+                             call.session, filters=wanted, today=call.today(), limit=limit,
+                             after=after))
+
+
+@tool("read", "Venue detail")
+def get_venue(ctx: Context, id: Id) -> Answer:
+    """One venue with its practical profile and number of upcoming events."""
+    with opened(ctx, "read") as call:
+        return call.public(VenueDetailSchema().dump(
+            venues.get_venue(call.session, id, today=call.today())))
+
+
+@tool("read", "Search artists")
+def search_artists(ctx: Context, q: Annotated[Text, Field(description="Text over the name.")] = None,
+                   genre: Annotated[Text, Field(description="Primary genre.")] = None,
+                   country: Annotated[Text, Field(description="As the profile spells it.")] = None,
+                   limit: Limit = 25, cursor: Cursor = None) -> Answer:
+    """Artists by name, filtered by name, primary genre and country."""
+    with opened(ctx, "read") as call:
+        wanted = artists.ArtistFilters(q=q, genre=genre, country=country)
+        return call.page("artists", wanted.binding(), limit=limit, cursor=cursor,
+                         schema=ArtistSummarySchema(many=True),
+                         fetch=lambda after: artists.list_artists(
+                             call.session, filters=wanted, limit=limit, after=after))
+
+
+@tool("read", "Artist detail")
+def get_artist(ctx: Context, id: Id) -> Answer:
+    """One artist with bio, links, releases and next dates."""
+    with opened(ctx, "read") as call:
+        return call.public(ArtistDetailSchema().dump(
+            artists.get_artist(call.session, id, today=call.today())))
+
+
+@tool("read", "Search organisations")
+def search_organisations(ctx: Context, q: Text = None,
+                         verified: Annotated[bool | None, Field(
+                             description="true: only organisations the service checked.")] = None,
+                         limit: Limit = 25, cursor: Cursor = None) -> Answer:
+    """Organisations that put events in the agenda, by name."""
+    with opened(ctx, "read") as call:
+        wanted = organisations.OrganisationFilters(q=q, verified=verified)
+        return call.page("organisations", wanted.binding(), limit=limit, cursor=cursor,
+                         schema=OrganisationSchema(many=True),
+                         fetch=lambda after: organisations.list_organisations(
+                             call.session, filters=wanted, limit=limit, after=after))
+
+
+@tool("read", "Organisation detail")
+def get_organisation(ctx: Context, id: Id) -> Answer:
+    """One organisation with its number of approved events."""
+    with opened(ctx, "read") as call:
+        return call.public(OrganisationSchema().dump(
+            organisations.get_listed_organisation(call.session, id)))
+
+
+@tool("read", "Genres")
+def list_genres(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Answer:
+    """The fixed genre list, in its order."""
+    with opened(ctx, "read") as call:
+        return call.page("genres", {}, limit=limit, cursor=cursor, schema=GenreSchema(many=True),
+                         fetch=lambda after: genres.list_genres(call.session, after=after,
+                                                                limit=limit))
+
+
+@tool("read", "Cities")
+def list_cities(ctx: Context, country: Literal["NL", "BE"] | None = None, limit: Limit = 25,
+                cursor: Cursor = None) -> Answer:
+    """Cities with at least one upcoming event, busiest first."""
+    with opened(ctx, "read") as call:
+        return call.page("cities", {"country": country} if country else {}, limit=limit,
+                         cursor=cursor, schema=CitySchema(many=True),
+                         fetch=lambda after: cities.list_cities(
+                             call.session, country=country, today=call.today(), limit=limit,
+                             after=after))
+
+
+@tool("read", "New releases (radar)")
+def radar(ctx: Context, genre: Text = None,
+          weeks: Annotated[int, Field(ge=1, le=4, description="Weeks back (1, 2 or 4).")] = 4,
+          limit: Limit = 25, cursor: Cursor = None) -> Answer:
+    """New singles, EPs and albums by artists in the agenda, newest first."""
+    with opened(ctx, "read") as call:
+        binding = {"weeks": str(weeks), **({"genre": genre} if genre else {})}
+        return call.page("radar", binding, limit=limit, cursor=cursor,
+                         schema=ReleaseSchema(many=True),
+                         fetch=lambda after: releases.list_new_releases(
+                             call.session, weeks=weeks, genre=genre, today=call.today(),
+                             limit=limit, after=after))
+
+
+@tool("read", "Badge catalogue")
+def list_badges(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Answer:
+    """The catalogue of earnable badges by family, then tier."""
+    with opened(ctx, "read") as call:
+        return call.page("badges", {}, limit=limit, cursor=cursor, schema=BadgeSchema(many=True),
+                         fetch=lambda after: badges.list_badges(call.session, limit=limit,
+                                                                after=after))
+
+
+@tool("read", "Badges of a public profile")
+def list_user_badges(ctx: Context, user: Annotated[Id, Field(
+        description="A public profile's handle or id.")], limit: Limit = 25,
+                     cursor: Cursor = None) -> Answer:
+    """The badges a public profile earned, newest first (private profiles are not found)."""
+    with opened(ctx, "read") as call:
+        person = badges.get_public_person(call.session, user)
+        return call.page("user_badges", {"user": person.id}, limit=limit, cursor=cursor,
+                         schema=UserBadgeSchema(many=True),
+                         fetch=lambda after: badges.list_earned(call.session, person,
+                                                                limit=limit, after=after),
+                         user=UserRefSchema().dump(person),
+                         catalogue=badges.catalogue_size(call.session))
+
+
+@tool("read", "Who am I")
+def who_am_i(ctx: Context) -> Answer:
+    """The token behind this connection: for a live token its organisation, limits and
+    today's usage (as GET /me); for an OAuth connection the person, organisation and scopes."""
+    with opened(ctx, "read") as call:
+        identity = call.identity
+        if identity.kind == "live":
+            routes = sorted({*call.service.routes.values(), MCP_ROUTE})
+            me = accounts.describe_token(call.session, identity.caller,
+                                         usage=call.service.usage, routes=routes)
+            return {"data": {"kind": "live", **MeSchema().dump(me)}, "meta": {}}
+        return {"data": {"kind": "oauth", "person_id": identity.person_id,
+                         "organisation_id": identity.caller.organisation_id,
+                         "client_id": identity.client_id,
+                         "scopes": sorted(identity.caller.scopes),
+                         "expires_at": identity.expires_at}, "meta": {}}
+
+
+# ---------------------------------------------------------------------------
+# The organiser tools (scopes attendance and scan): the caller's own organisation only
+# ---------------------------------------------------------------------------
+
+
+@tool("attendance", "Attendance")
+def get_attendance(ctx: Context, event_id: Id) -> Answer:
+    """Attendance counts and audience groups of one of your organisation's events."""
+    with opened(ctx, "attendance") as call:
+        report = attendance.get_attendance(call.session, event_key=event_id,
+                                           organisation_id=call.organisation_id, now=now())
+        return {"data": AttendanceSchema().dump(report), "meta": {}}
+
+
+@tool("attendance", "External sales")
+def get_external_sales(ctx: Context, event_id: Id) -> Answer:
+    """The last external ticket-sales count reported for one of your organisation's events."""
+    with opened(ctx, "attendance") as call:
+        report = sales.external_sales(call.session, event=call.own_event(event_id))
+        return {"data": ExternalSalesSchema().dump(report), "meta": {}}
+
+
+@tool("attendance", "Report external sales")
+def report_external_sales(ctx: Context, event_id: Id, sold: Annotated[int, Field(
+        ge=0, le=10_000_000, description="Tickets your own shop sold so far.")]) -> Answer:
+    """Report how many tickets your organisation's own shop sold so far (events with
+    external ticketing only)."""
+    with opened(ctx, "attendance") as call:
+        report = sales.report_external_sales(call.session, event=call.own_event(event_id),
+                                             sold=sold, now=now())
+        return {"data": ExternalSalesSchema().dump(report), "meta": {}}
+
+
+@tool("scan", "Scan a ticket")
+def scan_ticket(ctx: Context, code: Annotated[str, Field(
+        min_length=1, max_length=500, description="The ticket code, or the scanned URL that "
+                                                  "contains /t/<code>.")],
+                event_id: Annotated[Text, Field(description="Refuse tickets not for this "
+                                                            "event.")] = None) -> Answer:
+    """Validate a ticket at the door and mark it used; a refused ticket is a result with
+    `ok` false and a reason, not an error."""
+    with opened(ctx, "scan") as call:
+        verdict = door.scan(call.session, organisation_id=call.organisation_id, scanned=code,
+                            event_id=event_id, now=now())
+        return {"data": ScanResultSchema().dump(verdict), "meta": {}}
+
+
+def build_server(provider_name: str, site_url: str, *, middleware=()) -> MCPServer:
+    """The MCP server with every tool."""
+    server = MCPServer(middleware=middleware,
+        name="event-agenda", title=f"{provider_name} agenda", website_url=site_url,
+        instructions="The agenda of nightlife events in the Netherlands and Belgium. Credit "
+                     "the data as `meta.attribution` says and link each item's `url`.",
+        warn_on_duplicate_tools=True)
+    for fn, title, read_only in _TOOLS:
+        server.add_tool(fn, title=title, structured_output=True,
+                        annotations=ToolAnnotations(readOnlyHint=read_only,
+                                                    openWorldHint=False))
+    return server

@@ -1,0 +1,207 @@
+"""The tools over real HTTP with a live token, in both protocol eras: each answers what the
+REST API answers for the same query, pages with its cursors, and stays within the scopes."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from models import members, tokens
+from models.db import now
+from tests import factories
+from tests.handlers import test_door as door
+from tests.mcp_server.client import ERAS, connected, run
+
+TODAY = dt.date.today()
+
+
+@pytest.fixture(scope="module")
+def agenda(committed):
+    """An organisation with a live token of every MCP scope, and a small agenda."""
+    organisation = factories.OrganisationFactory(name="Nachtwerk", verified=True)
+    venue = factories.VenueFactory(name="Shelter", city="Amsterdam")
+    artist = factories.ArtistFactory(name="Aurora Halal")
+    night = factories.EventFactory(title="Shelter Night", venue=venue, organisation=organisation,
+                                   external_ticketing=True, date=TODAY + dt.timedelta(days=2))
+    for day in range(3, 6):
+        factories.EventFactory(title=f"Later {day}", venue=venue, organisation=organisation,
+                               date=TODAY + dt.timedelta(days=day))
+    report = factories.TokenReportFactory()
+    factories.ReleaseFactory(credits=[artist])
+    person = members.create_person(committed, email="mila@mail.example", handle="mila",
+                                   name="Mila", password="correct horse battery", now=now())
+    tonight = door.tonight(title="Door Night", organisation=organisation)
+    factories.TicketFactory(event_id=tonight.id, code="MCPDOOR1")
+    _, token = tokens.create_token(committed, organisation=organisation, name="assistant",
+                                   scopes=["read", "attendance", "scan"])
+    _, reader = tokens.create_token(committed, organisation=organisation, name="reader",
+                                    scopes=["read"])
+    committed.commit()
+    return {"token": token, "reader": reader, "event": night, "venue": venue, "artist": artist,
+            "organisation": organisation, "festival": report.event_id, "person": person}
+
+
+def _rest(rest, token, path, params=None):
+    response = rest.get(f"/v1{path}", params=params or {},
+                        headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _same_queries(agenda):
+    """(tool, arguments, REST path, REST query) pairs that must answer the same data."""
+    event, venue, artist = agenda["event"], agenda["venue"], agenda["artist"]
+    organisation, festival = agenda["organisation"], agenda["festival"]
+    return [
+        ("search_events", {"city": "amsterdam", "limit": 2}, "/events",
+         {"city": "amsterdam", "limit": 2}),
+        ("search_events", {"q": "shelter", "has_tickets": True, "max_price": 30,
+                           "lat": 52.37, "lng": 4.9, "radius_km": 10,
+                           "date_from": TODAY.isoformat()}, "/events",
+         {"q": "shelter", "has_tickets": "true", "max_price": 30, "lat": 52.37, "lng": 4.9,
+          "radius_km": 10, "from": TODAY.isoformat()}),
+        ("get_event", {"id": event.slug}, f"/events/{event.slug}", {}),
+        ("get_token_prices", {"event_id": festival}, f"/events/{festival}/token-prices", {}),
+        ("list_token_reports", {"event_id": festival}, f"/events/{festival}/token-reports", {}),
+        ("search_venues", {"city": "Amsterdam", "with_events": True}, "/venues",
+         {"city": "Amsterdam", "with_events": "true"}),
+        ("get_venue", {"id": venue.id}, f"/venues/{venue.id}", {}),
+        ("search_artists", {"q": "aurora"}, "/artists", {"q": "aurora"}),
+        ("get_artist", {"id": artist.id}, f"/artists/{artist.id}", {}),
+        ("search_organisations", {"verified": True}, "/organisations", {"verified": "true"}),
+        ("get_organisation", {"id": organisation.id}, f"/organisations/{organisation.id}", {}),
+        ("list_genres", {"limit": 5}, "/genres", {"limit": 5}),
+        ("list_cities", {"country": "NL"}, "/cities", {"country": "NL"}),
+        ("radar", {"weeks": 2}, "/radar", {"weeks": 2}),
+        ("list_badges", {"limit": 3}, "/badges", {"limit": 3}),
+        ("list_user_badges", {"user": "mila"}, "/users/mila/badges", {}),
+        ("get_attendance", {"event_id": event.id}, f"/events/{event.id}/attendance", {}),
+        ("get_external_sales", {"event_id": event.id}, f"/events/{event.id}/external-sales", {}),
+    ]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_every_tool_answers_what_the_rest_api_answers(served, agenda, rest, era):
+    async def work():
+        async with connected(served.site, era, token=agenda["token"]) as client:
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            assert listed == set(__import__("mcp_server.tools").tools.SCOPES)
+            for name, arguments, path, query in _same_queries(agenda):
+                result = await client.call_tool(name, arguments)
+                assert not result.is_error, (name, result.content)
+                expected = _rest(rest, agenda["token"], path, query)
+                assert result.structured_content["data"] == expected["data"], name
+                meta = {k: v for k, v in expected["meta"].items() if k != "request_id"}
+                assert result.structured_content["meta"] == meta, name
+
+    run(work)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_results_carry_the_attribution_and_public_page_links(served, agenda, era):
+    async def work():
+        async with connected(served.site, era, token=agenda["token"]) as client:
+            result = await client.call_tool("search_events", {"q": "shelter night"})
+        answer = result.structured_content
+        assert answer["meta"]["attribution"]["terms"] == f"{served.site}/v1/terms"
+        assert answer["data"][0]["url"] == f"{served.site}/events/{agenda['event'].slug}"
+
+    run(work)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_lists_page_with_the_rest_cursors(served, agenda, rest, era):
+    async def work():
+        async with connected(served.site, era, token=agenda["token"]) as client:
+            first = (await client.call_tool("search_events", {"limit": 2})).structured_content
+            cursor = first["meta"]["next_cursor"]
+            assert cursor
+            second = (await client.call_tool("search_events", {"limit": 2, "cursor": cursor}))
+        expected = _rest(rest, agenda["token"], "/events", {"limit": 2, "cursor": cursor})
+        assert second.structured_content["data"] == expected["data"]
+        assert {e["id"] for e in first["data"]}.isdisjoint(e["id"] for e in expected["data"])
+
+    run(work)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_organiser_tools_report_sales_and_scan_tickets(served, agenda, rest, era):
+    event = agenda["event"]
+
+    async def work():
+        async with connected(served.site, era, token=agenda["token"]) as client:
+            sold = 120 if era == "legacy" else 240
+            reported = await client.call_tool("report_external_sales",
+                                              {"event_id": event.id, "sold": sold})
+            scanned = await client.call_tool("scan_ticket", {"code": "MCPDOOR1"})
+            return reported, scanned
+
+    reported, scanned = run(work)
+    assert reported.structured_content["data"] == _rest(
+        rest, agenda["token"], f"/events/{event.id}/external-sales")["data"]
+    verdict = scanned.structured_content["data"]
+    if era == "legacy":
+        assert verdict["ok"] is True
+    else:  # the first era's run used the ticket
+        assert verdict["ok"] is False
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_missing_resource_is_a_tool_error_with_the_rest_message(served, agenda, era):
+    async def work():
+        async with connected(served.site, era, token=agenda["token"]) as client:
+            return await client.call_tool("get_event", {"id": "no-such-night"})
+
+    result = run(work)
+    assert result.is_error
+    assert "no-such-night" in result.content[0].text
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_token_without_a_scope_does_not_see_its_tools_and_gets_403(served, agenda, rest, era):
+    async def work():
+        async with connected(served.site, era, token=agenda["reader"]) as client:
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            assert "scan_ticket" not in listed and "get_attendance" not in listed
+            assert "search_events" in listed
+
+    run(work)
+    response = rest.post("/mcp", headers={
+        "Authorization": f"Bearer {agenda['reader']}", "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+              "params": {"name": "scan_ticket", "arguments": {"code": "MCPDOOR1"}}})
+    assert response.status_code == 403
+    challenge = response.headers["WWW-Authenticate"]
+    assert 'error="insufficient_scope"' in challenge and 'scope="scan"' in challenge
+    assert response.json()["error"]["code"] == "insufficient_scope"
+
+
+def test_without_a_valid_token_the_answer_is_401_pointing_at_the_metadata(served, rest):
+    for headers in ({}, {"Authorization": "Bearer svc_live_nope"},
+                    {"Authorization": "Bearer svc_oat_nope"}):
+        response = rest.post("/mcp", headers=headers, json={})
+        assert response.status_code == 401
+        assert response.headers["WWW-Authenticate"] == (
+            f'Bearer resource_metadata="{served.site}/.well-known/oauth-protected-resource", '
+            f'scope="read attendance scan"')
+
+
+def test_requests_count_against_the_token_limits(served, agenda, rest):
+    response = rest.post("/mcp", headers={
+        "Authorization": f"Bearer {agenda['reader']}", "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert response.status_code == 200
+    assert int(response.headers["X-RateLimit-Remaining"]) < int(
+        response.headers["X-RateLimit-Limit"])
+    assert "RateLimit" in response.headers
+
+
+def test_a_host_other_than_the_site_is_refused_by_the_sdk(served, agenda, rest):
+    response = rest.post("/mcp", headers={
+        "Host": "evil.example", "Authorization": f"Bearer {agenda['reader']}",
+        "Accept": "application/json, text/event-stream", "Content-Type": "application/json"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert response.status_code == 421
