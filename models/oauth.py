@@ -397,13 +397,7 @@ def register_client(session: Session, metadata: dict, *, now: int) -> tuple[OAut
     """
     if not isinstance(metadata, dict):
         raise RegistrationError("invalid_client_metadata", "The body must be a JSON object.")
-    uris = metadata.get("redirect_uris")
-    if (not isinstance(uris, list) or not uris or len(uris) > 10
-            or not all(isinstance(uri, str) for uri in uris)):
-        raise RegistrationError("invalid_redirect_uri",
-                                "redirect_uris must be a list of 1 to 10 URIs.")
-    for uri in uris:
-        _check_redirect_uri(uri)
+    uris = _redirect_uris(metadata)
     name = metadata.get("client_name", "")
     if not isinstance(name, str) or len(name) > 200:
         raise RegistrationError("invalid_client_metadata",
@@ -433,6 +427,44 @@ def register_client(session: Session, metadata: dict, *, now: int) -> tuple[OAut
     session.add(client)
     session.flush()
     return client, secret
+
+
+def document_client(session: Session, url: str, document: dict, *, now: int) -> OAuthClient:
+    """The client a Client ID Metadata Document describes, kept (and refreshed) as a record
+    so grants can name it; its record id is derived from the URL (ids are short)."""
+    if document.get("client_id") != url:
+        raise RegistrationError("invalid_client_metadata",
+                                "The document's client_id must be its own URL.")
+    if document.get("token_endpoint_auth_method", "none") != "none":
+        raise RegistrationError("invalid_client_metadata",
+                                "A metadata document client authenticates with 'none'.")
+    uris = _redirect_uris(document)
+    name = document.get("client_name") or urlsplit(url).hostname
+    if not isinstance(name, str):
+        raise RegistrationError("invalid_client_metadata", "client_name must be a string.")
+    client_id = f"cimd_{digest(url)[:40]}"
+    client = session.get(OAuthClient, client_id)
+    if client is None:
+        client = OAuthClient(id=client_id, secret_hash=None, grant_types=[
+            "authorization_code", "refresh_token"], response_types=["code"],
+            token_endpoint_auth_method="none", scope="read attendance scan", created_at=now,
+            name="", redirect_uris=[])
+        session.add(client)
+    client.name, client.redirect_uris = name.strip()[:200] or "Unnamed app", uris
+    session.flush()
+    return client
+
+
+def _redirect_uris(metadata: dict) -> list[str]:
+    """The checked `redirect_uris` of client metadata."""
+    uris = metadata.get("redirect_uris")
+    if (not isinstance(uris, list) or not uris or len(uris) > 10
+            or not all(isinstance(uri, str) for uri in uris)):
+        raise RegistrationError("invalid_redirect_uri",
+                                "redirect_uris must be a list of 1 to 10 URIs.")
+    for uri in uris:
+        _check_redirect_uri(uri)
+    return uris
 
 
 def _check_redirect_uri(uri: str) -> None:

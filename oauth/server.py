@@ -26,6 +26,7 @@ from flask import request as flask_request
 
 from agenda.request import session, settings
 from models import oauth
+from oauth import documents
 from models.db import new_id, now
 from models.people import Person
 
@@ -202,7 +203,11 @@ class Server(AuthorizationServer):
         return SiteRequest(flask_request)
 
     def query_client(self, client_id):
-        return session().get(oauth.OAuthClient, client_id) if client_id else None
+        if not client_id:
+            return None
+        if documents.is_document_url(client_id):
+            return _document_client(client_id)
+        return session().get(oauth.OAuthClient, client_id)
 
     def save_token(self, token, request):
         source = request.authorization_code or request.refresh_token
@@ -210,6 +215,16 @@ class Server(AuthorizationServer):
                            access_token=token["access_token"],
                            refresh_token=token.get("refresh_token"), scope=token["scope"],
                            now=now())
+
+
+def _document_client(url: str):
+    """The client behind a Client ID Metadata Document URL; None when it is not usable."""
+    try:
+        document = documents.fetch(
+            url, allow_loopback=settings().oauth_metadata_documents_on_loopback)
+        return oauth.document_client(session(), url, document, now=now())
+    except (documents.DocumentError, oauth.RegistrationError):
+        return None
 
 
 def _generate_token(grant_type, client, user=None, scope=None, expires_in=None,

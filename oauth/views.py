@@ -96,6 +96,8 @@ def authorization_server_metadata():
         "authorization_response_iss_parameter_supported": True,
         "service_documentation": f"{site}/docs",
         "ui_locales_supported": ["nl", "en"],
+        # Beside dynamic registration: a client id may be its metadata document's URL.
+        "client_id_metadata_document_supported": True,
     }, headers={"Cache-Control": "public, max-age=3600"})
 
 

@@ -49,6 +49,7 @@ def test_the_authorization_server_metadata_has_every_key_of_the_specification(cl
         "authorization_response_iss_parameter_supported": True,
         "service_documentation": f"{SITE}/docs",
         "ui_locales_supported": ["nl", "en"],
+        "client_id_metadata_document_supported": True,
     }
 
 
