@@ -1,0 +1,181 @@
+"""The API reference at /docs, rendered on the server from the OpenAPI document.
+
+Swagger UI would need its JavaScript bundle (a package the service does not
+depend on) and a looser Content-Security-Policy; the document's descriptions
+use a small part of Markdown (headings, tables, lists, paragraphs, inline code),
+which `markdown` below renders after escaping every character of the source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from markupsafe import Markup, escape
+
+# The methods an OpenAPI path item may hold, in the order the reference lists them.
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+_CODE = re.compile(r"`([^`]+)`")
+_STRONG = re.compile(r"\*\*([^*]+)\*\*")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+
+
+@dataclasses.dataclass(frozen=True)
+class Parameter:
+    """One parameter of an operation, as the reference lists it."""
+
+    name: str
+    where: str
+    required: bool
+    type: str
+    description: Markup
+
+
+@dataclasses.dataclass(frozen=True)
+class Operation:
+    """One operation: method and path, what it does, what it takes and answers."""
+
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    description: Markup
+    scopes: list[str]
+    parameters: list[Parameter]
+    body: str | None
+    responses: list[tuple[str, Markup]]
+
+    @property
+    def anchor(self) -> str:
+        """The fragment id of the operation on the page."""
+        return f"op-{self.operation_id}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+    """The operations of one tag."""
+
+    name: str
+    description: Markup
+    operations: list[Operation]
+
+
+def inline(text: str) -> Markup:
+    """Escaped text with `code` and **strong** spans."""
+    html = str(escape(text))
+    html = _CODE.sub(r"<code>\1</code>", html)
+    return Markup(_STRONG.sub(r"<strong>\1</strong>", html))
+
+
+def markdown(text: str | None, *, top: int = 2) -> Markup:
+    """The Markdown subset of the document as HTML; `## x` becomes `<h{top}>`."""
+    blocks, html = _blocks(text or ""), []
+    for block in blocks:
+        first = block[0]
+        if heading := re.match(r"(#{1,6})\s+(.*)", first):
+            level = min(6, top + len(heading.group(1)) - 2)
+            html.append(f"<h{level}>{inline(heading.group(2))}</h{level}>")
+        elif first.startswith("|"):
+            html.append(_table(block))
+        elif re.match(r"[-*]\s", first):
+            items = "".join(f"<li>{inline(line[2:].strip())}</li>" for line in block)
+            html.append(f"<ul>{items}</ul>")
+        else:
+            html.append(f"<p>{inline(' '.join(line.strip() for line in block))}</p>")
+    return Markup("\n".join(html))
+
+
+def _blocks(text: str) -> list[list[str]]:
+    """Runs of non-blank lines; a heading is a block of its own."""
+    blocks, current = [], []
+    for line in text.splitlines():
+        if not line.strip():
+            if current:
+                blocks.append(current)
+            current = []
+        elif line.lstrip().startswith("#"):
+            if current:
+                blocks.append(current)
+            blocks.append([line.strip()])
+            current = []
+        else:
+            current.append(line)
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in _CELL_SPLIT.split(line.strip().strip("|"))]
+
+
+def _table(lines: list[str]) -> str:
+    head, rows = _cells(lines[0]), [_cells(line) for line in lines[2:]]
+    header = "".join(f'<th scope="col">{inline(cell)}</th>' for cell in head)
+    body = "".join("<tr>" + "".join(f"<td>{inline(cell)}</td>" for cell in row) + "</tr>"
+                   for row in rows)
+    return f"<table><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _resolve(document: dict, item: dict) -> dict:
+    """`item` with its `$ref` followed (local references only), its own keys winning."""
+    seen = 0
+    while "$ref" in item and seen < 10:
+        target = document
+        for part in item["$ref"].removeprefix("#/").split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        item = {**target, **{k: v for k, v in item.items() if k != "$ref"}}
+        seen += 1
+    return item
+
+
+def _type(schema: dict) -> str:
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[-1]
+    kind = schema.get("type", "")
+    kind = " | ".join(kind) if isinstance(kind, list) else kind
+    if "enum" in schema:
+        kind += " (" + ", ".join(str(value) for value in schema["enum"]) + ")"
+    if schema.get("format"):
+        kind += f", {schema['format']}"
+    return kind
+
+
+def _body(document: dict, operation: dict) -> str | None:
+    if "requestBody" not in operation:
+        return None
+    body = _resolve(document, operation["requestBody"])
+    return ", ".join(f"{media}: {_type(content.get('schema', {}))}"
+                     for media, content in body.get("content", {}).items())
+
+
+def operations(document: dict, prefix: str = "/v1") -> list[Section]:
+    """Every operation of `document`, grouped by its first tag in the document's tag order."""
+    default_security = document.get("security", [])
+    by_tag: dict[str, list[Operation]] = {tag["name"]: [] for tag in document.get("tags", [])}
+    for path, item in document["paths"].items():
+        for method in HTTP_METHODS:
+            if method not in item:
+                continue
+            operation = item[method]
+            security = operation.get("security", default_security)
+            parameters = [_resolve(document, p)
+                          for p in [*item.get("parameters", []), *operation.get("parameters", [])]]
+            responses = [(code, markdown(_resolve(document, answer).get("description", "")))
+                         for code, answer in operation.get("responses", {}).items()]
+            tag = (operation.get("tags") or ["other"])[0]
+            by_tag.setdefault(tag, []).append(Operation(
+                method=method.upper(), path=prefix + path, operation_id=operation["operationId"],
+                summary=operation.get("summary", ""),
+                description=markdown(operation.get("description"), top=4),
+                scopes=sorted({scope for requirement in security
+                               for scopes in requirement.values() for scope in scopes}),
+                parameters=[Parameter(name=p["name"], where=p["in"],
+                                      required=bool(p.get("required")),
+                                      type=_type(p.get("schema", {})),
+                                      description=markdown(p.get("description")))
+                            for p in parameters],
+                body=_body(document, operation), responses=responses))
+    descriptions = {tag["name"]: tag.get("description", "") for tag in document.get("tags", [])}
+    return [Section(name=tag, description=inline(descriptions.get(tag, "")), operations=found)
+            for tag, found in by_tag.items() if found]

@@ -1,0 +1,179 @@
+"""The public pages: events (and their .ics and token prices), venues, artists,
+organisations, cities and public profiles, plus the API reference at /docs.
+
+Each page calls the same domain function as its REST handler, so a page exists
+exactly when the API would answer with the object; anything else is one 404
+page (a private, a suspended and a missing profile alike). Pages are Dutch or
+English (`?lang=`, then Accept-Language), need no JavaScript and may be cached
+for a minute like the API's public answers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Response, render_template, request
+
+from agenda.request import AMSTERDAM, service, session, settings, today
+from handlers.schemas import attribution
+from models import artists, badges, cities, events, festivals, organisations, venues
+from models.errors import NotFound
+from models.text import slugify
+from pages import calendar, reference
+from pages.words import long_date, text_for
+
+blueprint = Blueprint("pages", __name__, template_folder="templates")
+
+PUBLIC_CACHE = "public, max-age=60"
+# Events listed on a venue, artist or city page.
+UPCOMING_LIMIT = 20
+# Cities are read a page at a time while looking for a slug; there are a few hundred.
+CITY_PAGE = 100
+
+
+@blueprint.errorhandler(NotFound)
+def _not_found(_error: NotFound) -> Response:
+    """Missing, unapproved, private and suspended are the same page."""
+    return _page("pages/not_found.html", title=None, status=404)
+
+
+@blueprint.get("/docs")
+def api_reference():
+    """The REST API reference, rendered from the served OpenAPI document."""
+    document = service().document
+    return _page("pages/docs.html", title=None, info=document["info"],
+                 description=reference.markdown(document["info"].get("description"), top=2),
+                 sections=reference.operations(document), base_url=settings().base_url,
+                 locale="en")
+
+
+@blueprint.get("/events/<slug>")
+def event_page(slug: str):
+    """An event; `?format=ics` is its calendar file."""
+    if request.args.get("format") == "ics":
+        return event_calendar(slug)
+    event = events.get_event(session(), slug)
+    return _page("pages/event.html", title=event.title, event=event,
+                 has_token_prices=_has_token_prices(event))
+
+
+@blueprint.get("/events/<slug>.ics")
+def event_calendar(slug: str):
+    """The event as an iCalendar file with one VEVENT."""
+    event = events.get_event(session(), slug)
+    site = settings().site_url
+    body = calendar.event_calendar(
+        event, url=f"{site}/events/{event.slug}", host=urlsplit(site).hostname or "localhost",
+        stamp=dt.datetime.fromtimestamp(event.updated_at, dt.timezone.utc))
+    return Response(body, mimetype="text/calendar", headers={
+        **_headers(), "Content-Disposition": f'attachment; filename="{event.slug}.ics"'})
+
+
+@blueprint.get("/events/<slug>/token-prices")
+def token_prices_page(slug: str):
+    """The drink-token prices of a festival edition."""
+    prices = festivals.token_prices(session(), slug)
+    return _page("pages/token_prices.html", title=prices.event.title, prices=prices,
+                 figures=prices.figures.rounded())
+
+
+@blueprint.get("/venues/<venue_id>")
+def venue_page(venue_id: str):
+    """A venue with its practical profile and events coming."""
+    venue = venues.get_venue(session(), venue_id, today=today())
+    coming = events.list_events(session(), filters=events.EventFilters(venue_id=venue.id),
+                                today=today(), after=None, limit=UPCOMING_LIMIT).items
+    return _page("pages/venue.html", title=venue.name, venue=venue, coming=coming)
+
+
+@blueprint.get("/artists/<artist_id>")
+def artist_page(artist_id: str):
+    """An artist with bio, links, releases and next dates."""
+    artist = artists.get_artist(session(), artist_id, today=today())
+    return _page("pages/artist.html", title=artist.name, artist=artist)
+
+
+@blueprint.get("/organisations/<organisation_id>")
+def organisation_page(organisation_id: str):
+    """An organisation and its events coming."""
+    organisation = organisations.get_listed_organisation(session(), organisation_id)
+    coming = events.list_events(
+        session(), filters=events.EventFilters(organisation_id=organisation.id), today=today(),
+        after=None, limit=UPCOMING_LIMIT).items
+    return _page("pages/organisation.html", title=organisation.name,
+                 organisation=organisation, coming=coming)
+
+
+@blueprint.get("/cities/<slug>")
+def city_page(slug: str):
+    """A city with upcoming events (as GET /cities lists it) and its next events."""
+    city = _city(slug)
+    coming = events.list_events(session(), filters=events.EventFilters(city=city.name),
+                                today=today(), after=None, limit=UPCOMING_LIMIT).items
+    return _page("pages/city.html", title=city.name, city=city,
+                 coming=[event for event in coming if event.venue.country == city.country])
+
+
+@blueprint.get("/users/<handle>")
+def user_page(handle: str):
+    """A public profile and the badges it earned."""
+    person = badges.get_public_person(session(), handle)
+    earned = badges.list_earned(session(), person, after=None,
+                                limit=badges.catalogue_size(session()) or 1).items
+    return _page("pages/user.html", title=person.name, person=person, earned=earned,
+                 catalogue=badges.catalogue_size(session()))
+
+
+def _city(slug: str) -> cities.City:
+    """The city of GET /cities whose page address ends in `slug`; `NotFound` otherwise.
+
+    GET /cities is the only way to a city's `url`, so its pages are walked.
+    """
+    after = None
+    while True:
+        page = cities.list_cities(session(), country=None, today=today(), after=after,
+                                  limit=CITY_PAGE)
+        for city in page.items:
+            if city.slug == slug:
+                return city
+        if page.next_key is None:
+            raise NotFound("city", slug)
+        after = page.next_key
+
+
+def _has_token_prices(event: events.Event) -> bool:
+    """Whether the festival edition has figures (kept up to date with its reports)."""
+    return (event.festival_key is not None and event.season is not None
+            and session().get(festivals.FestivalFigures, event.id) is not None)
+
+
+def _locale() -> str:
+    """`?lang=nl|en`, then Accept-Language, then English."""
+    wanted = request.args.get("lang", "").split("-")[0].lower()
+    if wanted in ("nl", "en"):
+        return wanted
+    return request.accept_languages.best_match(["nl", "en"]) or "en"
+
+
+def _headers() -> dict[str, str]:
+    return {"Cache-Control": PUBLIC_CACHE, "Vary": "Accept-Language",
+            "X-Content-Type-Options": "nosniff"}
+
+
+def _page(template: str, *, title: str | None, status: int = 200, locale: str | None = None,
+          **values) -> Response:
+    """A page in the visitor's language, with the attribution and terms links."""
+    locale = locale or _locale()
+    site = settings().site_url
+    body = render_template(template, t=text_for(locale), locale=locale, site=site,
+                           title=title, attribution=attribution(settings()),
+                           date=lambda day: long_date(day, locale), slugify=slugify,
+                           day_of=lambda moment: dt.datetime.fromtimestamp(moment, AMSTERDAM).date(),
+                           path=request.path, **values)
+    return Response(body, status=status, mimetype="text/html", headers={
+        **_headers(), "X-Frame-Options": "DENY", "Referrer-Policy": "strict-origin-when-cross-origin",
+        # Images of events, venues and artists live on other sites; nothing else is loaded.
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+                                   "img-src https:; form-action 'self'; base-uri 'none'; "
+                                   "frame-ancestors 'none'"})

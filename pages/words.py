@@ -1,0 +1,116 @@
+"""The words of the public pages, in Dutch and English, and dates as each language writes them."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+TEXT = {
+    "en": {
+        "site": "Event Agenda Service",
+        "skip": "Skip to content",
+        "language": "Nederlands", "other_lang": "nl",
+        "when": "When", "where": "Where", "organiser": "Organiser", "lineup": "Line-up",
+        "genres": "Genres", "price": "Price", "free": "Free entry", "unknown": "unknown",
+        "age": "Minimum age", "tickets": "Tickets", "buy_tickets": "Buy tickets",
+        "about": "About", "rules": "House rules", "dress": "Dress code",
+        "timetable": "Set times", "maps": "Maps",
+        "cancelled": "Cancelled", "cancelled_notice": "This event is cancelled.",
+        "reason": "Reason", "postponed": "Postponed",
+        "postponed_notice": "This event is postponed to {date}.",
+        "add_calendar": "Add to calendar (.ics)", "token_prices": "Drink-token prices",
+        "token_price": "Price of one token", "presale": "Presale", "onsite": "On site",
+        "saving": "Saving with presale", "drink_tokens": "Tokens for a drink",
+        "drink_price": "Price of a drink", "refund": "Refund of unused tokens",
+        "refund_yes": "yes", "refund_no": "no", "refund_partial": "partly",
+        "refund_unknown": "unknown",
+        "reports": "Reports", "confidence": "Confidence",
+        "confidence_low": "low", "confidence_medium": "medium", "confidence_high": "high",
+        "previous_edition": "Previous edition", "season_median": "Median of the season's festivals",
+        "event_page": "Event page",
+        "address": "Address", "area": "Area", "website": "Website", "accessibility": "Accessibility",
+        "facts": "Facts", "fact_capacity": "Capacity", "fact_rooms": "Rooms",
+        "fact_lockers": "Lockers", "fact_cashless": "Cashless", "fact_smoking": "Smoking",
+        "fact_cloakroom": "Cloakroom", "fact_parking": "Parking",
+        "upcoming": "Coming up", "upcoming_count": "Events coming up: {count}",
+        "no_upcoming": "Nothing announced yet.",
+        "image_of": "Photo of {name}", "artwork_of": "Artwork of {name}",
+        "verified": "Verified", "aliases": "Also known as", "agency": "Booking agency",
+        "releases": "Releases", "links": "Links", "from": "From",
+        "since": "Active since {year}", "events_count": "Events in the agenda: {count}",
+        "city_in": "Nightlife in {city}", "country_NL": "Netherlands", "country_BE": "Belgium",
+        "badges": "Badges", "no_badges": "No badges earned yet.",
+        "earned_on": "earned on {date}", "badge_count": "{count} of {total} badges",
+        "not_found_title": "Page not found",
+        "not_found": "There is no public page at this address: it does not exist, is not "
+                     "(or no longer) public, or has moved.",
+        "home": "API reference",
+        "attribution": "Attribution", "terms": "Terms of use",
+        "docs_title": "API reference",
+    },
+    "nl": {
+        "site": "Event Agenda Service",
+        "skip": "Naar de inhoud",
+        "language": "English", "other_lang": "en",
+        "when": "Wanneer", "where": "Waar", "organiser": "Organisatie", "lineup": "Line-up",
+        "genres": "Genres", "price": "Prijs", "free": "Gratis toegang", "unknown": "onbekend",
+        "age": "Minimumleeftijd", "tickets": "Tickets", "buy_tickets": "Tickets kopen",
+        "about": "Over", "rules": "Huisregels", "dress": "Dresscode",
+        "timetable": "Speeltijden", "maps": "Plattegronden",
+        "cancelled": "Geannuleerd", "cancelled_notice": "Dit evenement is geannuleerd.",
+        "reason": "Reden", "postponed": "Uitgesteld",
+        "postponed_notice": "Dit evenement is uitgesteld naar {date}.",
+        "add_calendar": "Zet in je agenda (.ics)", "token_prices": "Muntjesprijzen",
+        "token_price": "Prijs van één muntje", "presale": "Voorverkoop", "onsite": "Ter plekke",
+        "saving": "Besparing met voorverkoop", "drink_tokens": "Muntjes voor een drankje",
+        "drink_price": "Prijs van een drankje", "refund": "Teruggave van ongebruikte muntjes",
+        "refund_yes": "ja", "refund_no": "nee", "refund_partial": "deels",
+        "refund_unknown": "onbekend",
+        "reports": "Meldingen", "confidence": "Betrouwbaarheid",
+        "confidence_low": "laag", "confidence_medium": "gemiddeld", "confidence_high": "hoog",
+        "previous_edition": "Vorige editie",
+        "season_median": "Mediaan van de festivals van dit seizoen",
+        "event_page": "Evenementpagina",
+        "address": "Adres", "area": "Buurt", "website": "Website",
+        "accessibility": "Toegankelijkheid",
+        "facts": "Feiten", "fact_capacity": "Capaciteit", "fact_rooms": "Zalen",
+        "fact_lockers": "Kluisjes", "fact_cashless": "Cashless", "fact_smoking": "Roken",
+        "fact_cloakroom": "Garderobe", "fact_parking": "Parkeren",
+        "upcoming": "Binnenkort", "upcoming_count": "Komende evenementen: {count}",
+        "no_upcoming": "Nog niets aangekondigd.",
+        "image_of": "Foto van {name}", "artwork_of": "Artwork van {name}",
+        "verified": "Geverifieerd", "aliases": "Ook bekend als", "agency": "Boekingskantoor",
+        "releases": "Releases", "links": "Links", "from": "Uit",
+        "since": "Actief sinds {year}", "events_count": "Evenementen in de agenda: {count}",
+        "city_in": "Uitgaan in {city}", "country_NL": "Nederland", "country_BE": "België",
+        "badges": "Badges", "no_badges": "Nog geen badges verdiend.",
+        "earned_on": "verdiend op {date}", "badge_count": "{count} van {total} badges",
+        "not_found_title": "Pagina niet gevonden",
+        "not_found": "Op dit adres staat geen openbare pagina: ze bestaat niet, is niet "
+                     "(of niet meer) openbaar, of is verplaatst.",
+        "home": "API-referentie",
+        "attribution": "Bronvermelding", "terms": "Gebruiksvoorwaarden",
+        "docs_title": "API-referentie",
+    },
+}
+
+WEEKDAYS = {
+    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+    "nl": ("maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag"),
+}
+MONTHS = {
+    "en": ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December"),
+    "nl": ("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus",
+           "september", "oktober", "november", "december"),
+}
+
+
+def text_for(locale: str) -> dict[str, str]:
+    """The page words in `locale` (nl or en)."""
+    return TEXT.get(locale, TEXT["en"])
+
+
+def long_date(day: dt.date, locale: str) -> str:
+    """`Friday 3 May 2024` or `vrijdag 3 mei 2024`."""
+    weekday = WEEKDAYS[locale][day.weekday()]
+    return f"{weekday} {day.day} {MONTHS[locale][day.month - 1]} {day.year}"
