@@ -27,7 +27,7 @@ def bearer_handler(service):
                 operation_id = request.scope["extensions"]["connexion_routing"]["operation_id"]
                 caller, figures = await run_in_threadpool(
                     _admit, service, request.headers.get("authorization"), needed,
-                    service.routes[operation_id], _address(request.scope))
+                    service.routes[operation_id], client_address(request.scope))
                 request.scope["extensions"]["agenda"]["ratelimit"] = figures.headers()
                 return {"sub": caller.token_id, "caller": caller}
 
@@ -39,7 +39,7 @@ def bearer_handler(service):
 def _admit(service, header: str | None, needed: frozenset[str], route: str, address: str):
     """Authenticate, check the scope, count the request: in a worker thread (database, Redis)."""
     try:
-        token = _bearer_token(header)
+        token = bearer_token(header)
         with service.sessions.begin() as session:
             caller = tokens.authenticate(session, token)
     except Unauthorized:
@@ -55,13 +55,13 @@ def _admit(service, header: str | None, needed: frozenset[str], route: str, addr
     return caller, service.usage.hit(caller, route)
 
 
-def _address(scope) -> str:
+def client_address(scope) -> str:
     """The client's address (the connecting peer; no proxy headers are trusted)."""
     client = scope.get("client")
     return client[0] if client else "unknown"
 
 
-def _bearer_token(header: str | None) -> str:
+def bearer_token(header: str | None) -> str:
     """The token of an `Authorization: Bearer <token>` header."""
     if not header:
         raise Unauthorized("The Authorization header with a bearer token is missing.")

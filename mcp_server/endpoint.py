@@ -19,7 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.concurrency import run_in_threadpool
 
 from agenda.problems import error_body
-from agenda.security import _address, _bearer_token
+from agenda.security import bearer_token, client_address
 from mcp_server import identity as identities
 from mcp_server import tools
 from models.errors import DomainError, Forbidden, RateLimited, Unauthorized
@@ -84,7 +84,7 @@ class McpEndpoint:
         try:
             who, limits = await run_in_threadpool(
                 self._admit, headers.get(b"authorization", b"").decode("latin-1") or None,
-                _address(scope), _called_tool(scope, body))
+                client_address(scope), _called_tool(scope, body))
         except DomainError as error:
             await _answer(send, error.status_code, error_body(
                 error.status_code, error.message, request_id, code=error.code),
@@ -106,7 +106,7 @@ class McpEndpoint:
         settings = self.service.settings
         try:
             with self.service.sessions.begin() as session:
-                who = identities.authenticate(session, _bearer_token(header),
+                who = identities.authenticate(session, bearer_token(header),
                                               resource=f"{settings.site_url}{PATH}")
         except Unauthorized:
             self.service.usage.refuse_unauthenticated(address)

@@ -43,8 +43,8 @@ def authenticate(session, token: str, *, resource: str) -> Identity:
         raise Unauthorized("The access token is unknown, expired or revoked.")
     if access.resource.rstrip("/") != resource:
         raise Unauthorized("The access token was not issued for this MCP server.")
-    # Counted per token: the hash is stable for the token's life and reveals nothing.
-    caller = tokens.Caller(token_id=f"oat_{oauth.digest(token)[:24]}",
+    # Counted per grant: the access tokens a refresh replaces share one count.
+    caller = tokens.Caller(token_id=f"oauth_{access.grant_id}",
                            organisation_id=access.organisation_id, scopes=access.scopes,
                            per_day=None)
     return Identity(kind="oauth", caller=caller, person_id=access.person_id,

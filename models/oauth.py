@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import JSON, ForeignKey, Index, String, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from models.db import Base, Timestamp
+from models.db import Base, Timestamp, insert_for
 from models.organisations import Organisation
 from models.people import Membership, Person
 
@@ -284,6 +284,7 @@ class Access:
     person_id: str
     organisation_id: str | None
     client_id: str
+    grant_id: str
     resource: str
     scopes: frozenset[str]
     expires_at: int
@@ -322,11 +323,12 @@ def authenticate_access(session: Session, token: str, *, now: int) -> Access | N
         if role is None:
             # No longer a member: what anyone may do, nothing of the organisation.
             return Access(person_id=grant.person_id, organisation_id=None,
-                          client_id=grant.client_id, resource=grant.resource,
+                          client_id=grant.client_id, grant_id=grant.id,
+                          resource=grant.resource,
                           scopes=frozenset({"read"} & set(stored.scope.split())),
                           expires_at=stored.expires_at)
     return Access(person_id=grant.person_id, organisation_id=grant.organisation_id,
-                  client_id=grant.client_id, resource=grant.resource,
+                  client_id=grant.client_id, grant_id=grant.id, resource=grant.resource,
                   scopes=abilities(set(stored.scope.split()), role),
                   expires_at=stored.expires_at)
 
@@ -443,13 +445,14 @@ def document_client(session: Session, url: str, document: dict, *, now: int) -> 
     if not isinstance(name, str):
         raise RegistrationError("invalid_client_metadata", "client_name must be a string.")
     client_id = f"cimd_{digest(url)[:40]}"
+    if session.get(OAuthClient, client_id) is None:
+        # Two first requests of one client at once: one inserts, the other finds it.
+        session.execute(insert_for(session, OAuthClient.__table__).values(
+            id=client_id, secret_hash=None, grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"], token_endpoint_auth_method="none",
+            scope="read attendance scan", created_at=now, name="", redirect_uris=[]
+        ).on_conflict_do_nothing(index_elements=["id"]))
     client = session.get(OAuthClient, client_id)
-    if client is None:
-        client = OAuthClient(id=client_id, secret_hash=None, grant_types=[
-            "authorization_code", "refresh_token"], response_types=["code"],
-            token_endpoint_auth_method="none", scope="read attendance scan", created_at=now,
-            name="", redirect_uris=[])
-        session.add(client)
     client.name, client.redirect_uris = name.strip()[:200] or "Unnamed app", uris
     session.flush()
     return client

@@ -21,6 +21,8 @@ import orjson
 TIMEOUT = 5.0
 MAX_BYTES = 64 * 1024
 TTL = 300
+# Documents kept at most; past it the oldest entries go (a flood of URLs stays bounded).
+CACHE_SIZE = 1000
 _cache: dict[str, tuple[float, dict]] = {}
 _lock = threading.Lock()
 
@@ -59,6 +61,8 @@ def fetch(url: str, *, allow_loopback: bool) -> dict:
         raise DocumentError("The client metadata document must be a JSON object.")
     with _lock:
         _cache[url] = (time.monotonic() + TTL, document)
+        while len(_cache) > CACHE_SIZE:
+            del _cache[next(iter(_cache))]
     return document
 
 
@@ -83,4 +87,5 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
     """A metadata document is served at its own URL: a redirect is a refusal."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
+        fp.close()
         raise DocumentError("The client metadata document URL redirects.")
