@@ -21,7 +21,7 @@ from models import artists, badges, cities, events, festivals, organisations, ve
 from models.errors import NotFound
 from models.text import slugify
 from pages import calendar, reference
-from pages.words import long_date, text_for
+from pages.words import long_date, money, text_for
 
 blueprint = Blueprint("pages", __name__, template_folder="templates")
 
@@ -169,6 +169,7 @@ def _page(template: str, *, title: str | None, status: int = 200, locale: str | 
     body = render_template(template, t=text_for(locale), locale=locale, site=site,
                            title=title, attribution=attribution(settings()),
                            date=lambda day: long_date(day, locale), slugify=slugify,
+                           money=lambda amount: money(amount, locale),
                            day_of=lambda moment: dt.datetime.fromtimestamp(moment, AMSTERDAM).date(),
                            path=request.path, **values)
     return Response(body, status=status, mimetype="text/html", headers={

@@ -114,3 +114,9 @@ def long_date(day: dt.date, locale: str) -> str:
     """`Friday 3 May 2024` or `vrijdag 3 mei 2024`."""
     weekday = WEEKDAYS[locale][day.weekday()]
     return f"{weekday} {day.day} {MONTHS[locale][day.month - 1]} {day.year}"
+
+
+def money(amount: float, locale: str) -> str:
+    """`€ 12.50` or `€ 12,50`."""
+    figure = f"{amount:.2f}"
+    return f"€ {figure.replace('.', ',') if locale == 'nl' else figure}"

@@ -51,6 +51,7 @@ def test_an_event_page_shows_title_date_venue_and_lineup_in_english(client, nigh
     assert "Friday 2 May 2031, 23:00–06:00" in text
     assert "Shelter, Overhoeksplein 3, Amsterdam" in text
     assert "Line-up Joost van Bellen Marcel Dettmann" in text
+    assert "Price € 15.00 – € 25.00" in text
     assert f'href="{SITE}/venues/{night.venue.id}"' in response.text
     assert f'href="{SITE}/artists/{night.lineup[0].artist_id}"' in response.text
     assert f'href="{SITE}/organisations/{night.organisation.id}"' in response.text
@@ -66,6 +67,7 @@ def test_an_event_page_speaks_dutch_by_query_or_by_accept_language(client, night
         text = _text(response)
         assert "vrijdag 2 mei 2031" in text
         assert "Wanneer" in text and "Zet in je agenda (.ics)" in text
+        assert "Prijs € 15,00 – € 25,00" in text
     assert '<html lang="en">' in _get(client, f"/events/{night.slug}", lang="",
                                       **{"Accept-Language": "de, en;q=0.5"}).text
 
@@ -133,7 +135,7 @@ def test_a_festival_edition_has_a_token_prices_page(client, db):
     text = _text(_get(client, f"/events/{festival.slug}/token-prices"))
     assert "Drink-token prices: Lowlands" in text
     assert "Price of one token € 2.50" in text and "Reports 3" in text
-    assert "Prijs van één muntje € 2.50" in _text(
+    assert "Prijs van één muntje € 2,50" in _text(
         _get(client, f"/events/{festival.slug}/token-prices", lang="nl"))
 
 
