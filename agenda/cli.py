@@ -310,6 +310,10 @@ def demo(host, port):
         click.echo(f"  {read} {base}/events/{festival}/token-prices")
     if profile:
         click.echo(f"  {read} {base}/users/{profile}/badges")
+    site = settings.site_url
+    click.echo(f"\nPages: {site}/docs (the API reference); every `url` in an answer opens one.")
+    click.echo(f"MCP: {site}/mcp with the read token as Bearer, or through OAuth "
+               f"(discovery: {site}/.well-known/oauth-protected-resource).")
     examples = _organiser_examples(base, minted, shown)
     if examples:
         click.echo(f"\nAs {owner.name} (a second scan of the same code answers `used`):")
