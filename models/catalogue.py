@@ -880,3 +880,16 @@ def event_copies(*, title: str, date: dt.date, end_date: dt.date | None, venue_n
     """The columns `models.events.denormalize` copies onto an event, from plain values."""
     return {"last_date": end_date or date, "city_key": venue_city_key, "lat": venue_lat,
             "lng": venue_lng, "search_key": fold(f"{title} {venue_name}")}
+
+
+def sources(session: Session) -> list[tuple[str, int]]:
+    """Each origin the served catalogue names (`source`), with its number of records, most
+    first: approved events, venues, artists and releases."""
+    named = union_all(
+        select(Event.source.label("source")).where(Event.status == "approved"),
+        select(Venue.source.label("source")), select(Artist.source.label("source")),
+        select(Release.source.label("source"))).subquery()
+    counted = func.count().label("records")
+    return [(source, records) for source, records in session.execute(
+        select(named.c.source, counted).where(named.c.source != "")
+        .group_by(named.c.source).order_by(counted.desc(), named.c.source))]

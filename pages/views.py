@@ -17,7 +17,8 @@ from flask import Blueprint, Response, render_template, request
 
 from agenda.request import AMSTERDAM, service, session, settings, today
 from handlers.schemas import attribution
-from models import artists, badges, cities, events, festivals, organisations, venues
+from models import (artists, badges, catalogue, cities, events, festivals, organisations,
+                    venues)
 from models.errors import NotFound
 from models.text import slugify
 from pages import calendar, reference
@@ -46,6 +47,12 @@ def api_reference():
                  description=reference.markdown(document["info"].get("description"), top=2),
                  sections=reference.operations(document), base_url=settings().base_url,
                  locale="en")
+
+
+@blueprint.get("/sources")
+def sources_page():
+    """The data sources of the agenda (the `sources_url` of GET /terms)."""
+    return _page("pages/sources.html", title=None, sources=catalogue.sources(session()))
 
 
 @blueprint.get("/events/<slug>")

@@ -46,6 +46,11 @@ TEXT = {
         "home": "API reference",
         "attribution": "Attribution", "terms": "Terms of use",
         "docs_title": "API reference",
+        "sources_title": "Where the data comes from",
+        "sources_intro": "Events are entered by organisations and the agenda team or "
+                         "imported from partner feeds; token prices come from visitors' "
+                         "reports. Records per source:",
+        "source_records": "{count} records",
     },
     "nl": {
         "site": "Event Agenda Service",
@@ -90,6 +95,11 @@ TEXT = {
         "home": "API-referentie",
         "attribution": "Bronvermelding", "terms": "Gebruiksvoorwaarden",
         "docs_title": "API-referentie",
+        "sources_title": "Waar de gegevens vandaan komen",
+        "sources_intro": "Evenementen worden ingevoerd door organisaties en de redactie of "
+                         "ingelezen uit feeds van partners; muntprijzen komen uit meldingen "
+                         "van bezoekers. Records per bron:",
+        "source_records": "{count} records",
     },
 }
 

@@ -256,3 +256,15 @@ def test_every_url_the_api_returns_opens_a_page(client, auth, db, night):
         response = client.get(url.removeprefix(SITE))
         assert response.status_code == 200, url
         assert response.headers["content-type"].startswith("text/html"), url
+
+
+def test_the_sources_page_of_the_terms_lists_each_source_with_its_records(client, auth, db):
+    EventFactory(source="nachtwerk-feed", venue=VenueFactory(source="nachtwerk-feed"))
+    EventFactory(source="nachtwerk-feed", status="draft")  # not served, not counted
+    terms = client.get("/v1/terms").json()["data"]
+    response = client.get(terms["sources_url"].removeprefix(SITE), params={"lang": "en"})
+    assert response.status_code == 200
+    text = _text(response)
+    assert "Where the data comes from" in text and "nachtwerk-feed: 2 records" in text
+    dutch = _text(client.get("/sources", params={"lang": "nl"}))
+    assert "Waar de gegevens vandaan komen" in dutch
