@@ -26,6 +26,7 @@ from models.db import make_engine, make_sessionmaker
 from oauth import server as oauth_server
 from oauth import views as oauth_views
 from pages import views as pages_views
+from portal import views as portal_views
 
 log = logging.getLogger("agenda")
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -136,6 +137,7 @@ def _install_site(flask_app, service: Service) -> None:
         SESSION_COOKIE_SECURE=service.settings.site_url.startswith("https://"))
     flask_app.register_blueprint(oauth_views.blueprint)
     flask_app.register_blueprint(pages_views.blueprint)
+    flask_app.register_blueprint(portal_views.blueprint)
     service.oauth_server = oauth_server.build_server(flask_app)
 
 

@@ -19,7 +19,7 @@ from models.tokens import Caller
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 # Flask endpoints and blueprints outside the OpenAPI document (served at the site root).
 SITE_ENDPOINTS = {"healthz"}
-SITE_BLUEPRINTS = {"oauth", "pages"}
+SITE_BLUEPRINTS = {"oauth", "pages", "portal"}
 
 
 def service():

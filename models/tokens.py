@@ -147,3 +147,32 @@ def set_daily_limit(session: Session, prefix: str, per_day: int | None) -> ApiTo
     record.per_day = per_day
     session.flush()
     return record
+
+
+def list_tokens(session: Session, organisation_id: str) -> list[ApiToken]:
+    """The organisation's live (not revoked) tokens, newest first."""
+    return list(session.scalars(
+        select(ApiToken).where(ApiToken.organisation_id == organisation_id,
+                               ApiToken.revoked_at.is_(None))
+        .order_by(ApiToken.created_at.desc(), ApiToken.id)))
+
+
+def get_organisation_token(session: Session, *, organisation_id: str, prefix: str) -> ApiToken:
+    """The organisation's live token with this prefix; another organisation's token, a
+    revoked one and a missing one alike are `NotFound`."""
+    record = session.scalars(select(ApiToken).where(
+        ApiToken.prefix == prefix, ApiToken.organisation_id == organisation_id,
+        ApiToken.revoked_at.is_(None))).first()
+    if record is None:
+        raise NotFound("token", prefix)
+    return record
+
+
+def rename_token(session: Session, *, organisation_id: str, prefix: str, name: str) -> ApiToken:
+    """Give one of the organisation's live tokens another name (1 to 120 characters)."""
+    if not name.strip() or len(name) > 120:
+        raise BadRequest([{"name": "name", "in": "body", "message": "1 to 120 characters"}])
+    record = get_organisation_token(session, organisation_id=organisation_id, prefix=prefix)
+    record.name = name.strip()
+    session.flush()
+    return record

@@ -1,0 +1,1 @@
+"""The organiser portal (API tokens, the door) and the ticket links `/t/<code>`."""

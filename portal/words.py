@@ -1,0 +1,97 @@
+"""The words of the portal, door and ticket pages, in Dutch and English (on top of the
+public pages' words, whose layout they share)."""
+
+from __future__ import annotations
+
+from pages.words import text_for as page_text
+
+TEXT = {
+    "en": {
+        "portal_title": "Organiser portal",
+        "choose_organisation": "Choose an organisation",
+        "no_organisations": "You have no role in an organisation.",
+        "signed_in_as": "Signed in as {name}",
+        "role": "Your role: {role}",
+        "role_owner": "owner", "role_editor": "editor", "role_door": "door",
+        "role_viewer": "viewer",
+        "api_title": "API tokens", "door_title": "Door",
+        "tokens_none": "This organisation has no live tokens.",
+        "token_name": "Name", "token_prefix": "Prefix", "token_scopes": "Scopes",
+        "token_created": "Created", "token_last_used": "Last used",
+        "token_today": "Requests today",
+        "never": "never",
+        "create_title": "New token", "create": "Create token",
+        "scopes_legend": "Scopes", "scope_read": "read (free)",
+        "scope_scan": "scan (door)", "scope_attendance": "attendance",
+        "scope_tickets": "tickets (deliver ticket lists)",
+        "tickets_needs_shop": "The tickets scope needs a link to the organisation's own ticket "
+                              "shop.",
+        "tickets_owner_only": "Only an owner can create tokens with the tickets scope.",
+        "created_title": "Your new token",
+        "created_once": "Copy it now: it is shown only this once and is not stored.",
+        "rename": "Rename", "new_name": "New name for {name}", "revoke": "Revoke",
+        "revoke_label": "Revoke {name}",
+        "invalid_name": "Not done: a name has 1 to 120 characters.",
+        "invalid_scopes": "Not done: choose one or more scopes.",
+        "read_only": "Your role lets you see the tokens, not change them.",
+        "forbidden_title": "Not for your role",
+        "forbidden": "Your role in this organisation does not allow this page.",
+        "tonight": "Tonight", "tonight_none": "No event of this organisation is open tonight.",
+        "scan_label": "Ticket code or scanned link", "scan": "Check ticket",
+        "verdict_ok": "Valid: let in",
+        "status_used": "Already used", "status_wrong_event": "Other event",
+        "status_unknown": "Unknown ticket", "status_void": "Refunded or cancelled",
+        "status_not_today": "Not tonight",
+        "ticket_title": "Your ticket", "ticket_event": "Event", "ticket_type": "Type",
+        "ticket_holder": "Name", "ticket_status": "Status", "ticket_code": "Code",
+        "ticket_valid": "valid", "ticket_used": "used", "ticket_void": "refunded or cancelled",
+        "signout": "Sign out",
+    },
+    "nl": {
+        "portal_title": "Organisatieportaal",
+        "choose_organisation": "Kies een organisatie",
+        "no_organisations": "Je hebt geen rol in een organisatie.",
+        "signed_in_as": "Ingelogd als {name}",
+        "role": "Jouw rol: {role}",
+        "role_owner": "eigenaar", "role_editor": "redacteur", "role_door": "deur",
+        "role_viewer": "kijker",
+        "api_title": "API-tokens", "door_title": "Deur",
+        "tokens_none": "Deze organisatie heeft geen actieve tokens.",
+        "token_name": "Naam", "token_prefix": "Begin", "token_scopes": "Scopes",
+        "token_created": "Aangemaakt", "token_last_used": "Laatst gebruikt",
+        "token_today": "Verzoeken vandaag", "never": "nooit",
+        "create_title": "Nieuw token", "create": "Token aanmaken",
+        "scopes_legend": "Scopes", "scope_read": "read (gratis)",
+        "scope_scan": "scan (deur)", "scope_attendance": "attendance (bezoekcijfers)",
+        "scope_tickets": "tickets (ticketlijsten aanleveren)",
+        "tickets_needs_shop": "De scope tickets vraagt een link naar de eigen ticketshop van de "
+                              "organisatie.",
+        "tickets_owner_only": "Alleen een eigenaar kan tokens met de scope tickets aanmaken.",
+        "created_title": "Je nieuwe token",
+        "created_once": "Kopieer het nu: het wordt alleen deze keer getoond en niet bewaard.",
+        "rename": "Hernoemen", "new_name": "Nieuwe naam voor {name}", "revoke": "Intrekken",
+        "revoke_label": "{name} intrekken",
+        "invalid_name": "Niet gelukt: een naam heeft 1 tot 120 tekens.",
+        "invalid_scopes": "Niet gelukt: kies een of meer scopes.",
+        "read_only": "Met jouw rol zie je de tokens, maar je kunt ze niet wijzigen.",
+        "forbidden_title": "Niet voor jouw rol",
+        "forbidden": "Jouw rol in deze organisatie geeft geen toegang tot deze pagina.",
+        "tonight": "Vanavond",
+        "tonight_none": "Er is vanavond geen evenement van deze organisatie open.",
+        "scan_label": "Ticketcode of gescande link", "scan": "Ticket controleren",
+        "verdict_ok": "Geldig: binnenlaten",
+        "status_used": "Al gebruikt", "status_wrong_event": "Ander evenement",
+        "status_unknown": "Onbekend ticket", "status_void": "Terugbetaald of geannuleerd",
+        "status_not_today": "Niet vanavond",
+        "ticket_title": "Je ticket", "ticket_event": "Evenement", "ticket_type": "Soort",
+        "ticket_holder": "Naam", "ticket_status": "Status", "ticket_code": "Code",
+        "ticket_valid": "geldig", "ticket_used": "gebruikt",
+        "ticket_void": "terugbetaald of geannuleerd",
+        "signout": "Uitloggen",
+    },
+}
+
+
+def text_for(locale: str) -> dict[str, str]:
+    """The portal's words in `locale` (nl or en), with the public pages' words."""
+    return {**page_text(locale), **TEXT.get(locale, TEXT["en"])}
