@@ -215,10 +215,11 @@ def demo_data_command(events, seed):
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True, type=int)
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Worker processes [default: one per CPU core].")
 def serve(host, port, workers):
     """Serve the site (production mode: no response validation, compact JSON)."""
-    _serve(host, port, workers)
+    _serve(host, port, workers or os.cpu_count() or 1)
 
 
 def _serve(host: str, port: int, workers: int) -> None:
@@ -229,6 +230,11 @@ def _serve(host: str, port: int, workers: int) -> None:
         os.environ["AGENDA_SECRET_KEY"] = secrets.token_urlsafe(32)
         click.echo("AGENDA_SECRET_KEY is not set: using a key for this run only.", err=True)
     os.environ.setdefault("AGENDA_SITE_URL", f"http://{host}:{port}")
+    storage = os.environ.get("AGENDA_RATELIMIT_STORAGE", "memory://")
+    if workers > 1 and storage.startswith("memory://"):
+        click.echo(f"{workers} workers count requests each on their own (memory://): the "
+                   "rate limits are only exact with AGENDA_RATELIMIT_STORAGE=redis://...",
+                   err=True)
     uvicorn.run("agenda.asgi:app", host=host, port=port, workers=workers,
                 log_level="info", access_log=False, proxy_headers=False,
                 # A worker starts in seconds, slower on a busy machine; uvicorn's default
