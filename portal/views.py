@@ -39,7 +39,6 @@ from models.errors import BadRequest, NotFound
 from models.organisations import Organisation
 from models.people import Person
 from oauth.views import _check_csrf, _csrf_token, _signed_in
-# The public pages' choice of language (`?lang=`, then Accept-Language).
 from pages.views import _locale
 from pages.words import long_date
 from portal import nights

@@ -22,7 +22,7 @@ def _scan(client, organisation, code, lang="en", csrf=None):
 def _verdict(response) -> tuple[str, str]:
     """(data-status, visible text) of the verdict box."""
     found = re.search(r'class="verdict [a-z]+" role="[a-z]+" data-status="([a-z_]+)">(.*?)</div>',
-                      response.text, re.S)
+                      response.text, re.DOTALL)
     return found.group(1), _text_of(found.group(2))
 
 
@@ -51,8 +51,8 @@ def test_refusals_are_red_with_their_reason_in_dutch(client, signed_in, organisa
     signed_in("door")
     void = _scan(client, organisation, "VOID1234", lang="nl")
     assert 'class="verdict refused" role="alert"' in void.text
-    assert _verdict(void) == ("void", "Terugbetaald of geannuleerd This ticket was refunded "
-                                      "or cancelled.")
+    assert _verdict(void) == ("void", ("Terugbetaald of geannuleerd This ticket was refunded "
+                                       "or cancelled."))
     assert _verdict(_scan(client, organisation, "NOPE1234", lang="nl"))[0] == "unknown"
     status, text = _verdict(_scan(client, organisation, "LATE1234", lang="nl"))
     assert status == "not_today" and text.startswith("Niet vanavond This ticket is for Next Year")
