@@ -91,6 +91,14 @@ class McpEndpoint:
                 self._challenge(error))
             return
 
+        if scope["method"] == "GET":
+            # Stateless, with JSON answers: there is never anything to stream to a client,
+            # so no stream is held open (the protocol's other answer to a GET is 405).
+            await _answer(send, 405, error_body(405, "The MCP endpoint answers POST only.",
+                                                request_id, code="method_not_allowed"),
+                          {"Allow": "POST", **limits})
+            return
+
         async def with_limits(message):
             if message["type"] == "http.response.start":
                 message = {**message, "headers": [

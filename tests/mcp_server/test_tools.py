@@ -243,3 +243,10 @@ def test_a_suspended_organisations_token_is_refused(served, committed, rest):
     response = _list_tools(rest, token)
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "forbidden"
+
+
+def test_a_get_holds_no_stream_open_but_answers_405(served, agenda, rest):
+    response = rest.get("/mcp", headers={"Authorization": f"Bearer {agenda['reader']}",
+                                         "Accept": "text/event-stream"})
+    assert response.status_code == 405 and response.headers["Allow"] == "POST"
+    assert response.json()["error"]["code"] == "method_not_allowed"
