@@ -12,10 +12,15 @@ import datetime as dt
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
+from models.errors import NotFound
 from models.events import Event
 from models.paging import Page, keyset_page
 from models.text import slugify
 from models.venues import Venue, upcoming
+
+
+# Cities read per query while looking for one by its slug (there are a few hundred).
+_PAGE = 100
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,3 +68,17 @@ def list_cities(session: Session, *, country: str | None, today: dt.date,
                             # Six decimals (~0.1 m): the same figures on every database.
                             lat=round(row.lat, 6), lng=round(row.lng, 6))
                        for row in page.items], next_key=page.next_key)
+
+
+def get_city(session: Session, slug: str, *, today: dt.date) -> City:
+    """The city with upcoming events whose page address ends in `slug` (a city's `url` is
+    the slug of its name); `NotFound` otherwise, as for a city GET /cities does not list."""
+    after = None
+    while True:
+        page = list_cities(session, country=None, today=today, after=after, limit=_PAGE)
+        for city in page.items:
+            if city.slug == slug:
+                return city
+        if page.next_key is None:
+            raise NotFound("city", slug)
+        after = list(page.next_key)

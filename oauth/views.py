@@ -187,7 +187,7 @@ def authorize():
                            "cannot be part of an authorization request.")
     ticket = _tickets().dumps(params)
     consent = f"/oauth/consent?{urlencode({'request': ticket})}"
-    if _signed_in() is None:
+    if signed_in() is None:
         return redirect(f"/signin?{urlencode({'next': consent, 'lang': locale})}")
     return redirect(consent)
 
@@ -240,7 +240,7 @@ def consent():
     except _PageError as error:
         return _error_page(_locale({}), error.error, error.description)
     locale = _locale(params)
-    person = _signed_in()
+    person = signed_in()
     if person is None:
         here = f"/oauth/consent?{urlencode({'request': request.values['request']})}"
         return redirect(f"/signin?{urlencode({'next': here, 'lang': locale})}")
@@ -252,7 +252,7 @@ def consent():
     choices = _choices(person, grant.request.scope)
     if request.method == "GET":
         return _consent_page(locale, grant, choices, params)
-    _check_csrf()
+    check_csrf()
     if request.form.get("decision") != "allow":
         return _with_iss(_server().create_authorization_response(
             request=grant.request, grant=grant, grant_user=None))
@@ -284,7 +284,7 @@ def _consent_page(locale: str, grant, choices: list[dict], params: dict) -> Resp
     target = urlsplit(redirect_uri)
     return _page("consent.html", locale, client_name=client.name,
                  redirect_host=target.hostname, choices=choices,
-                 ticket=request.values["request"], csrf=_csrf_token(),
+                 ticket=request.values["request"], csrf=csrf_token(),
                  form_targets=(f"{target.scheme}://{target.netloc}",))
 
 
@@ -295,7 +295,7 @@ def sign_in():
     target = _local_path(request.values.get("next"))
     failed = False
     if request.method == "POST":
-        _check_csrf()
+        check_csrf()
         if _throttled([("signin-address", SIGN_INS_PER_MINUTE, 60)]) is not None:
             failed = True
         else:
@@ -310,7 +310,7 @@ def sign_in():
                 cookie["person_id"] = person.id
                 cookie["csrf"] = secrets.token_urlsafe(32)
                 return redirect(target)
-    response = _page("signin.html", locale, next=target, csrf=_csrf_token(), failed=failed,
+    response = _page("signin.html", locale, next=target, csrf=csrf_token(), failed=failed,
                      lang=locale)
     response.status_code = 401 if failed else 200
     return response
@@ -319,7 +319,7 @@ def sign_in():
 @blueprint.post("/signout")
 def sign_out():
     """Forget the signed-in person."""
-    _check_csrf()
+    check_csrf()
     cookie.clear()
     return redirect("/signin")
 
@@ -328,15 +328,15 @@ def sign_out():
 def connected_apps():
     """The apps holding tokens of the signed-in person; revoke one."""
     locale = _locale({"ui_locales": request.values.get("lang", "")})
-    person = _signed_in()
+    person = signed_in()
     if person is None:
         return redirect(f"/signin?{urlencode({'next': '/settings/apps', 'lang': locale})}")
     if request.method == "POST":
-        _check_csrf()
+        check_csrf()
         oauth.disconnect(session(), person.id, request.form.get("client_id", ""), now=now())
         return redirect("/settings/apps")
     return _page("apps.html", locale, person=person,
-                 apps=oauth.connected_apps(session(), person.id, now=now()), csrf=_csrf_token())
+                 apps=oauth.connected_apps(session(), person.id, now=now()), csrf=csrf_token())
 
 
 # ---------------------------------------------------------------------------
@@ -373,20 +373,20 @@ def _error_page(locale: str, error: str, description: str) -> Response:
     return response
 
 
-def _csrf_token() -> str:
+def csrf_token() -> str:
     if "csrf" not in cookie:
         cookie["csrf"] = secrets.token_urlsafe(32)
     return cookie["csrf"]
 
 
-def _check_csrf() -> None:
+def check_csrf() -> None:
     """A form must carry the token of this browser's session (and come from this site)."""
     sent = request.form.get("csrf", "")
     if not sent or "csrf" not in cookie or not hmac.compare_digest(sent, cookie["csrf"]):
         abort(403)
 
 
-def _signed_in() -> Person | None:
+def signed_in() -> Person | None:
     person_id = cookie.get("person_id")
     if person_id is None:
         return None

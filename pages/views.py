@@ -29,8 +29,6 @@ blueprint = Blueprint("pages", __name__, template_folder="templates")
 PUBLIC_CACHE = "public, max-age=60"
 # Events listed on a venue, artist or city page.
 UPCOMING_LIMIT = 20
-# Cities are read a page at a time while looking for a slug; there are a few hundred.
-CITY_PAGE = 100
 
 
 @blueprint.errorhandler(NotFound)
@@ -115,7 +113,7 @@ def organisation_page(organisation_id: str):
 @blueprint.get("/cities/<slug>")
 def city_page(slug: str):
     """A city with upcoming events (as GET /cities lists it) and its next events."""
-    city = _city(slug)
+    city = cities.get_city(session(), slug, today=today())
     coming = events.list_events(session(), filters=events.EventFilters(city=city.name),
                                 today=today(), after=None, limit=UPCOMING_LIMIT).items
     return _page("pages/city.html", title=city.name, city=city,
@@ -132,30 +130,13 @@ def user_page(handle: str):
                  catalogue=badges.catalogue_size(session()))
 
 
-def _city(slug: str) -> cities.City:
-    """The city of GET /cities whose page address ends in `slug`; `NotFound` otherwise.
-
-    GET /cities is the only way to a city's `url`, so its pages are walked.
-    """
-    after = None
-    while True:
-        page = cities.list_cities(session(), country=None, today=today(), after=after,
-                                  limit=CITY_PAGE)
-        for city in page.items:
-            if city.slug == slug:
-                return city
-        if page.next_key is None:
-            raise NotFound("city", slug)
-        after = page.next_key
-
-
 def _has_token_prices(event: events.Event) -> bool:
     """Whether the festival edition has figures (kept up to date with its reports)."""
     return (event.festival_key is not None and event.season is not None
             and session().get(festivals.FestivalFigures, event.id) is not None)
 
 
-def _locale() -> str:
+def request_locale() -> str:
     """`?lang=nl|en`, then Accept-Language, then English."""
     wanted = request.args.get("lang", "").split("-")[0].lower()
     if wanted in ("nl", "en"):
@@ -171,7 +152,7 @@ def _headers() -> dict[str, str]:
 def _page(template: str, *, title: str | None, status: int = 200, locale: str | None = None,
           **values) -> Response:
     """A page in the visitor's language, with the attribution and terms links."""
-    locale = locale or _locale()
+    locale = locale or request_locale()
     site = settings().site_url
     body = render_template(template, t=text_for(locale), locale=locale, site=site,
                            title=title, attribution=attribution(settings()),

@@ -38,8 +38,8 @@ from models.db import now
 from models.errors import BadRequest, NotFound
 from models.organisations import Organisation
 from models.people import Person
-from oauth.views import _check_csrf, _csrf_token, _signed_in
-from pages.views import _locale
+from oauth.views import check_csrf, csrf_token, signed_in
+from pages.views import request_locale
 from pages.words import long_date
 from portal import nights
 from portal.words import text_for
@@ -65,7 +65,7 @@ class _NotForRole(Exception):
 def _to_sign_in(_error: _SignIn) -> Response:
     # A form posted after the session ended goes back to the portal, not to the POST path.
     here = request.full_path.rstrip("?") if request.method == "GET" else "/portal"
-    return redirect(f"/signin?{urlencode({'next': here, 'lang': _locale()})}")
+    return redirect(f"/signin?{urlencode({'next': here, 'lang': request_locale()})}")
 
 
 @blueprint.errorhandler(NotFound)
@@ -99,7 +99,7 @@ def portal():
 
 def _start(organisation_id: str, role: str) -> str:
     page = "api" if role in SEES_TOKENS else "door"
-    return f"/portal/{organisation_id}/{page}?lang={_locale()}"
+    return f"/portal/{organisation_id}/{page}?lang={request_locale()}"
 
 
 # ---------------------------------------------------------------------------
@@ -118,7 +118,7 @@ def api_page(organisation_id: str):
 def create_token(organisation_id: str):
     """A new token, shown once in this answer."""
     person, organisation, role = _member(organisation_id, SEES_TOKENS)
-    _check_csrf()
+    check_csrf()
     scopes = request.form.getlist("scope")
     if not set(scopes) <= CREATABLE[role]:
         raise _NotForRole()
@@ -134,7 +134,7 @@ def create_token(organisation_id: str):
 def rename_token(organisation_id: str, prefix: str):
     """Another name for a token."""
     person, organisation, role = _member(organisation_id, SEES_TOKENS)
-    _check_csrf()
+    check_csrf()
     _managed(organisation.id, prefix, role)
     try:
         tokens.rename_token(session(), organisation_id=organisation.id, prefix=prefix,
@@ -148,7 +148,7 @@ def rename_token(organisation_id: str, prefix: str):
 def revoke_token(organisation_id: str, prefix: str):
     """Revoke a token: its next request gets 401."""
     _, organisation, role = _member(organisation_id, SEES_TOKENS)
-    _check_csrf()
+    check_csrf()
     tokens.revoke_token(session(), _managed(organisation.id, prefix, role).prefix)
     return _back_to_api(organisation.id)
 
@@ -163,7 +163,7 @@ def _managed(organisation_id: str, prefix: str, role: str) -> tokens.ApiToken:
 
 
 def _back_to_api(organisation_id: str) -> Response:
-    return redirect(f"/portal/{organisation_id}/api?lang={_locale()}", code=303)
+    return redirect(f"/portal/{organisation_id}/api?lang={request_locale()}", code=303)
 
 
 def _api_page(person: Person, organisation, role: str, *, created=None,
@@ -181,7 +181,7 @@ def _api_page(person: Person, organisation, role: str, *, created=None,
     return _page("portal/api.html", title=None, status=status, person=person,
                  organisation=organisation, role=role, rows=rows, offered=offered,
                  can_manage=bool(CREATABLE[role]), created=created, problems=problems,
-                 csrf=_csrf_token())
+                 csrf=csrf_token())
 
 
 # ---------------------------------------------------------------------------
@@ -195,12 +195,12 @@ def door_page(organisation_id: str):
     person, organisation, role = _member(organisation_id, WORKS_DOOR)
     verdict = None
     if request.method == "POST":
-        _check_csrf()
+        check_csrf()
         verdict = door.scan(session(), organisation_id=organisation.id,
                             scanned=request.form.get("code", ""), event_id=None, now=now())
     moment = dt.datetime.now(AMSTERDAM)
     return _page("portal/door.html", title=None, person=person, organisation=organisation,
-                 role=role, verdict=verdict, csrf=_csrf_token(),
+                 role=role, verdict=verdict, csrf=csrf_token(),
                  tonight=nights.tonight(session(), organisation_id=organisation.id,
                                         today=today(), moment=moment))
 
@@ -216,7 +216,7 @@ def ticket_page(code: str):
     person = _person()
     ticket, event = nights.holders_ticket(session(), code=code, person_id=person.id)
     return _page("portal/ticket.html", title=event.title, ticket=ticket, event=event,
-                 day=long_date(event.date, _locale()))
+                 day=long_date(event.date, request_locale()))
 
 
 # ---------------------------------------------------------------------------
@@ -225,7 +225,7 @@ def ticket_page(code: str):
 
 
 def _person() -> Person:
-    person = _signed_in()
+    person = signed_in()
     if person is None:
         raise _SignIn()
     return person
@@ -246,7 +246,7 @@ def _member(organisation_id: str, roles: set[str]):
 
 def _page(template: str, *, title: str | None, status: int = 200, **values) -> Response:
     """A private page in the person's language, in the public pages' layout."""
-    locale = _locale()
+    locale = request_locale()
     body = render_template(template, t=text_for(locale), locale=locale, site=settings().site_url,
                            title=title, attribution=attribution(settings()), path=request.path,
                            when=lambda moment: _when(moment, locale), **values)
