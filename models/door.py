@@ -14,10 +14,12 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from models import badges
+from models import badges, events
 from models.events import Event
 from models.tickets import Ticket
 
+# Events listed as tonight's at one door; an organisation rarely runs more than a few.
+TONIGHT_LIMIT = 20
 # Doors open this long before the start and close this long after the end.
 DOORS_BEFORE = dt.timedelta(hours=6)
 DOORS_AFTER = dt.timedelta(hours=12)
@@ -122,3 +124,14 @@ def _refuse(status: str, reason: str, *, now: int, ticket: Ticket | None = None,
                    title=event.title if event else "Unknown ticket", sub=reason,
                    type=ticket.type if ticket else "", holder=ticket.holder if ticket else "",
                    eventId=event.id if event else "", scannedAt=now)
+
+
+def tonight(session: Session, *, organisation_id: str, today: dt.date,
+            moment: dt.datetime) -> list[Event]:
+    """The organisation's approved events whose doors are open at `moment` (a night that
+    began yesterday may still be open this morning)."""
+    filters = events.EventFilters(organisation_id=organisation_id,
+                                  date_from=today - dt.timedelta(days=1), date_to=today)
+    listed = events.list_events(session, filters=filters, today=today, after=None,
+                                limit=TONIGHT_LIMIT).items
+    return [event for event in listed if _open(event, moment)]

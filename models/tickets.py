@@ -8,10 +8,13 @@ went out, then only its keyed hash (`buyer_email_hash`).
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import (Boolean, Float, ForeignKey, Index, Integer, String, Text,
+                        UniqueConstraint, select)
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base, Timestamp
+from models.errors import NotFound
+from models.events import Event
 
 TICKET_STATES = ("valid", "used", "void")
 # Where a ticket was sold: the service itself, or one of the external shops.
@@ -98,3 +101,19 @@ class OutboxMail(Base):
     last_error: Mapped[str | None] = mapped_column(String(500), nullable=True)
     created_at: Mapped[int] = mapped_column(Timestamp)
     sent_at: Mapped[int | None] = mapped_column(Timestamp, nullable=True)
+
+
+def holders_ticket(session: Session, *, code: str, person_id: str) -> tuple[Ticket, Event]:
+    """The person's ticket with this code and its event; `NotFound` for a code that is
+    someone else's, waits for its buyer, or does not exist (the three look the same)."""
+    if "\x00" in code:
+        # No ticket holds a NUL (PostgreSQL cannot even compare one).
+        raise NotFound("ticket")
+    found = session.execute(
+        select(Ticket, Event).join(Event, Event.id == Ticket.event_id)
+        .where(Ticket.code == code, Ticket.person_id == person_id)
+        .order_by(Event.date.desc(), Ticket.id)
+    ).first()
+    if found is None:
+        raise NotFound("ticket")
+    return found.Ticket, found.Event

@@ -33,7 +33,7 @@ from flask import Blueprint, Response, redirect, render_template, request
 
 from agenda.request import AMSTERDAM, service, session, settings, today
 from handlers.schemas import attribution
-from models import door, members, tokens
+from models import door, members, tickets, tokens
 from models.db import now
 from models.errors import BadRequest, NotFound
 from models.organisations import Organisation
@@ -41,7 +41,6 @@ from models.people import Person
 from oauth.views import check_csrf, csrf_token, signed_in
 from pages.views import request_locale
 from pages.words import long_date
-from portal import nights
 from portal.words import text_for
 
 blueprint = Blueprint("portal", __name__, template_folder="templates")
@@ -201,7 +200,7 @@ def door_page(organisation_id: str):
     moment = dt.datetime.now(AMSTERDAM)
     return _page("portal/door.html", title=None, person=person, organisation=organisation,
                  role=role, verdict=verdict, csrf=csrf_token(),
-                 tonight=nights.tonight(session(), organisation_id=organisation.id,
+                 tonight=door.tonight(session(), organisation_id=organisation.id,
                                         today=today(), moment=moment))
 
 
@@ -214,7 +213,7 @@ def door_page(organisation_id: str):
 def ticket_page(code: str):
     """The ticket behind a link, for its holder only."""
     person = _person()
-    ticket, event = nights.holders_ticket(session(), code=code, person_id=person.id)
+    ticket, event = tickets.holders_ticket(session(), code=code, person_id=person.id)
     return _page("portal/ticket.html", title=event.title, ticket=ticket, event=event,
                  day=long_date(event.date, request_locale()))
 
