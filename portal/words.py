@@ -83,6 +83,12 @@ TEXT = {
         "status_used": "Al gebruikt", "status_wrong_event": "Ander evenement",
         "status_unknown": "Onbekend ticket", "status_void": "Terugbetaald of geannuleerd",
         "status_not_today": "Niet vanavond",
+        # The door's sentences in Dutch (models.door gives them in English for the API).
+        "reason_used": "Dit ticket is al gescand.",
+        "reason_wrong_event": "Dit ticket is voor {title}.",
+        "reason_unknown": "Geen ticket met deze code bij deze organisatie.",
+        "reason_void": "Dit ticket is terugbetaald of geannuleerd.",
+        "reason_not_today": "Dit ticket is voor {title}; de deuren zijn nu niet open.",
         "ticket_title": "Je ticket", "ticket_event": "Evenement", "ticket_type": "Soort",
         "ticket_holder": "Naam", "ticket_status": "Status", "ticket_code": "Code",
         "ticket_valid": "geldig", "ticket_used": "gebruikt",

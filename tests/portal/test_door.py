@@ -51,11 +51,15 @@ def test_refusals_are_red_with_their_reason_in_dutch(client, signed_in, organisa
     signed_in("door")
     void = _scan(client, organisation, "VOID1234", lang="nl")
     assert 'class="verdict refused" role="alert"' in void.text
-    assert _verdict(void) == ("void", ("Terugbetaald of geannuleerd This ticket was refunded "
-                                       "or cancelled."))
-    assert _verdict(_scan(client, organisation, "NOPE1234", lang="nl"))[0] == "unknown"
-    status, text = _verdict(_scan(client, organisation, "LATE1234", lang="nl"))
-    assert status == "not_today" and text.startswith("Niet vanavond This ticket is for Next Year")
+    assert _verdict(void) == ("void", ("Terugbetaald of geannuleerd Dit ticket is "
+                                       "terugbetaald of geannuleerd."))
+    assert _verdict(_scan(client, organisation, "NOPE1234", lang="nl")) == (
+        "unknown", "Onbekend ticket Geen ticket met deze code bij deze organisatie.")
+    assert _verdict(_scan(client, organisation, "LATE1234", lang="nl")) == (
+        "not_today", "Niet vanavond Dit ticket is voor Next Year; de deuren zijn nu niet open.")
+    # In English the door says what the API's `reason` says.
+    status, text = _verdict(_scan(client, organisation, "LATE1234"))
+    assert status == "not_today" and text.startswith("Not tonight This ticket is for Next Year")
 
 
 def test_another_organisations_ticket_is_unknown_at_this_door(client, signed_in, organisation):
