@@ -1,8 +1,9 @@
 """What a request handler can reach: the settings, its database session, caller and id.
 
 The session is opened lazily on first use and committed once after the handler
-returned a non-error response; anything else rolls it back (one transaction per
-request). Domain code calls `flush()`, never `commit()`.
+returned a non-error response (or an error that called `keep_on_error`); anything
+else rolls it back (one transaction per request). Domain code calls `flush()`,
+never `commit()`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ def caller() -> Caller:
     return context["token_info"]["caller"]
 
 
+def keep_on_error() -> None:
+    """Commit this request's session even though its answer is an error: for what a failed
+    request must leave behind (a replayed OAuth code revokes its family, then fails)."""
+    g.keep_on_error = True
+
+
 def today() -> dt.date:
     """Today's date in Europe/Amsterdam, the agenda's calendar."""
     return dt.datetime.now(AMSTERDAM).date()
@@ -73,7 +80,7 @@ def install(flask_app) -> None:
             # A revalidation costs the token no daily quota (it counted in the minute).
             service().usage.refund_day(caller())
         db_session = g.get("db_session")
-        if db_session is not None and response.status_code < 400:
+        if db_session is not None and (response.status_code < 400 or g.get("keep_on_error")):
             db_session.commit()
         return response
 

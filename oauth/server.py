@@ -24,7 +24,7 @@ from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from flask import request as flask_request
 
-from agenda.request import session, settings
+from agenda.request import keep_on_error, session, settings
 from models import oauth
 from oauth import documents
 from models.db import new_id, now
@@ -174,12 +174,12 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
 
 
 def _revoke_replayed(grant_id: str | None) -> None:
-    """A code or refresh token used twice: revoke its family and commit that now, because
-    the request itself then fails (and a failed request's transaction is rolled back)."""
+    """A code or refresh token used twice: revoke its family, kept although the request
+    then fails."""
     if grant_id is None:
         return
     oauth.revoke_grant(session(), grant_id, now=now())
-    session().commit()
+    keep_on_error()
 
 
 class Revocation(RevocationEndpoint):
