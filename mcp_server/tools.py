@@ -20,8 +20,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agenda import cursors
 from agenda.request import AMSTERDAM
+from handlers import paging
 from handlers.schemas import attribution
 from handlers.schemas.account import MeSchema
 from handlers.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
@@ -86,11 +86,8 @@ class Call:
              fetch, **meta) -> Answer:
         """A public list page: `fetch(after)` is the domain call; cursors as on REST."""
         secret = self.settings.secret_key
-        after = None if cursor is None else cursors.decode(secret, cursor, kind=kind,
-                                                           filters=binding)
-        found = fetch(after)
-        next_cursor = None if found.next_key is None else cursors.encode(
-            secret, kind=kind, filters=binding, key=found.next_key)
+        found = fetch(paging.after(cursor, kind=kind, filters=binding, secret=secret))
+        next_cursor = paging.next_cursor(found, kind=kind, filters=binding, secret=secret)
         items = schema.dump(found.items)
         return self.public(items, **meta, count=len(items), limit=limit, next_cursor=next_cursor)
 

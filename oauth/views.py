@@ -35,9 +35,12 @@ blueprint = Blueprint("oauth", __name__, template_folder="templates")
 
 # Limits of the specification: registrations per address and for the whole platform,
 # token requests per address.
-REGISTRATIONS = (("register-address", 30, 600), ("register-platform", 1000, 3600))
+# Windows are (name, limit, seconds, counted per client address).
+REGISTRATIONS = (("register-address", 30, 600, True), ("register-platform", 1000, 3600, False))
 TOKEN_REQUESTS_PER_MINUTE = 120
 SIGN_INS_PER_MINUTE = 10
+TOKEN_REQUESTS = (("token-address", TOKEN_REQUESTS_PER_MINUTE, 60, True),)
+SIGN_INS = (("signin-address", SIGN_INS_PER_MINUTE, 60, True),)
 
 
 def _json(body: dict, status: int = 200, headers: dict | None = None) -> Response:
@@ -63,8 +66,9 @@ def _address() -> str:
 
 
 def _throttled(windows) -> Response | None:
-    wait = service().usage.throttle([(f"{name}:{_address()}" if "address" in name else name,
-                                      limit, seconds) for name, limit, seconds in windows])
+    wait = service().usage.throttle([(f"{name}:{_address()}" if per_address else name,
+                                      limit, seconds)
+                                     for name, limit, seconds, per_address in windows])
     if wait is None:
         return None
     return _oauth_error("slow_down", "Too many requests; try again later.", 429,
@@ -140,7 +144,7 @@ def register():
 @blueprint.post("/oauth/token")
 def token():
     """Code exchange and refresh (form encoded)."""
-    if (refused := _throttled([("token-address", TOKEN_REQUESTS_PER_MINUTE, 60)])) is not None:
+    if (refused := _throttled(TOKEN_REQUESTS)) is not None:
         return refused
     return _server().create_token_response()
 
@@ -148,7 +152,7 @@ def token():
 @blueprint.post("/oauth/revoke")
 def revoke():
     """RFC 7009: revoke an access or refresh token (a refresh token takes its family)."""
-    if (refused := _throttled([("token-address", TOKEN_REQUESTS_PER_MINUTE, 60)])) is not None:
+    if (refused := _throttled(TOKEN_REQUESTS)) is not None:
         return refused
     return _server().create_endpoint_response("revocation")
 
@@ -296,7 +300,7 @@ def sign_in():
     failed = False
     if request.method == "POST":
         check_csrf()
-        if _throttled([("signin-address", SIGN_INS_PER_MINUTE, 60)]) is not None:
+        if _throttled(SIGN_INS) is not None:
             failed = True
         else:
             try:
