@@ -19,7 +19,7 @@ import collections
 import dataclasses
 from collections.abc import Iterable, Iterator
 
-from sqlalchemy import ForeignKey, Index, Integer, String, or_, select
+from sqlalchemy import ForeignKey, Index, Integer, String, func, or_, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base, Timestamp, insert_for
@@ -83,7 +83,7 @@ def list_badges(session: Session, *, after: list | None, limit: int) -> Page:
 
 def catalogue_size(session: Session) -> int:
     """How many badges the catalogue has."""
-    return len(session.scalars(select(Badge.id)).all())
+    return session.scalar(select(func.count()).select_from(Badge))
 
 
 def get_public_person(session: Session, key: str) -> Person:
@@ -147,14 +147,13 @@ def award(session: Session, person_ids: Iterable[str | None]) -> int:
                 select(EarnedBadge.person_id, EarnedBadge.badge_id)
                 .where(EarnedBadge.person_id.in_(chunk))):
             held[person_id].add(badge_id)
-        histories = _histories(session, chunk)
-        rows = []
-        for person_id in chunk:
-            missing = [badge for badge in catalogue if badge.id not in held[person_id]]
-            if missing:
-                rows += [{"person_id": person_id, "badge_id": badge_id, "value": value,
-                          "earned_at": at}
-                         for badge_id, value, at in reached(histories[person_id], missing)]
+        missing = {person_id: [badge for badge in catalogue if badge.id not in held[person_id]]
+                   for person_id in chunk}
+        # Only the histories of people with a badge still to earn are read.
+        histories = _histories(session, [p for p in chunk if missing[p]])
+        rows = [{"person_id": person_id, "badge_id": badge_id, "value": value, "earned_at": at}
+                for person_id in chunk if missing[person_id]
+                for badge_id, value, at in reached(histories[person_id], missing[person_id])]
         if rows:
             # A badge awarded meanwhile by another request stays as that one wrote it.
             statement = insert_for(session, EarnedBadge.__table__).values(rows)

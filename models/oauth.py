@@ -17,7 +17,7 @@ import ipaddress
 import secrets
 from urllib.parse import urlsplit
 
-from sqlalchemy import JSON, ForeignKey, Index, String, select, update
+from sqlalchemy import JSON, ForeignKey, Index, String, and_, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base, Timestamp, insert_for
@@ -311,23 +311,20 @@ def authenticate_access(session: Session, token: str, *, now: int) -> Access | N
     if (stored.revoked_at is not None or grant.revoked_at is not None
             or stored.expires_at <= now or visibility == "suspended"):
         return None
-    role = None
-    if grant.organisation_id is not None:
-        suspended = session.scalar(select(Organisation.suspended).where(
-            Organisation.id == grant.organisation_id))
-        if suspended:
+    organisation_id, role = grant.organisation_id, None
+    if organisation_id is not None:
+        membership = session.execute(
+            select(Organisation.suspended, Membership.role)
+            .outerjoin(Membership, and_(Membership.organisation_id == Organisation.id,
+                                        Membership.person_id == grant.person_id))
+            .where(Organisation.id == organisation_id)).first()
+        if membership is None or membership.suspended:
             return None
-        role = session.scalar(select(Membership.role).where(
-            Membership.person_id == grant.person_id,
-            Membership.organisation_id == grant.organisation_id))
+        role = membership.role
         if role is None:
             # No longer a member: what anyone may do, nothing of the organisation.
-            return Access(person_id=grant.person_id, organisation_id=None,
-                          client_id=grant.client_id, grant_id=grant.id,
-                          resource=grant.resource,
-                          scopes=frozenset({"read"} & set(stored.scope.split())),
-                          expires_at=stored.expires_at)
-    return Access(person_id=grant.person_id, organisation_id=grant.organisation_id,
+            organisation_id = None
+    return Access(person_id=grant.person_id, organisation_id=organisation_id,
                   client_id=grant.client_id, grant_id=grant.id, resource=grant.resource,
                   scopes=abilities(set(stored.scope.split()), role),
                   expires_at=stored.expires_at)

@@ -124,10 +124,10 @@ def city_page(slug: str):
 def user_page(handle: str):
     """A public profile and the badges it earned."""
     person = badges.get_public_person(session(), handle)
-    earned = badges.list_earned(session(), person, after=None,
-                                limit=badges.catalogue_size(session()) or 1).items
+    catalogue = badges.catalogue_size(session())
+    earned = badges.list_earned(session(), person, after=None, limit=catalogue or 1).items
     return _page("pages/user.html", title=person.name, person=person, earned=earned,
-                 catalogue=badges.catalogue_size(session()))
+                 catalogue=catalogue)
 
 
 def _has_token_prices(event: events.Event) -> bool:
