@@ -360,8 +360,3 @@ def reporters(session: Session, event_ids: Iterable[str]) -> list[str]:
     return session.scalars(select(TokenReport.person_id).distinct().where(
         TokenReport.event_id.in_(sorted(set(event_ids))),
         TokenReport.person_id.is_not(None))).all()
-
-
-def refresh_all(session: Session) -> None:
-    """Refresh every festival with reports (after a bulk load)."""
-    refresh(session, session.scalars(select(TokenReport.event_id).distinct()).all())
