@@ -15,7 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
-from agenda import openapi, request
+from agenda import cache, openapi, request
 from agenda.middleware import RequestMiddleware
 from agenda.problems import ErrorHandlers
 from agenda.security import bearer_handler
@@ -39,6 +39,8 @@ class Service:
     settings: Settings
     engine: Engine
     sessions: sessionmaker
+    # Sessions in autocommit, for admitting a request: a token lookup needs no BEGIN/COMMIT.
+    reads: sessionmaker
     usage: Usage
     document: dict
     document_json: bytes
@@ -47,8 +49,19 @@ class Service:
     routes: dict[str, str]
     # (compiled path pattern, allowed methods), for 405 answers.
     paths: list[tuple[re.Pattern, list[str]]]
+    # (compiled path pattern, route template, scopes needed) of the public answers.
+    public: list[tuple[re.Pattern, str, frozenset[str]]] = dataclasses.field(default_factory=list)
     # The OAuth authorization server (oauth/server.py), set by `create_app`.
     oauth_server: object = None
+    # The response cache (agenda/cache.py), when on; set as Connexion builds its stack.
+    cache: object = None
+
+    def public_route(self, path: str) -> tuple[str, frozenset[str]] | None:
+        """(route template, scopes needed) when `path` is that of a public answer."""
+        for pattern, route, needed in self.public:
+            if pattern.fullmatch(path):
+                return route, needed
+        return None
 
     def allowed_methods(self, path: str) -> list[str]:
         """The methods the document declares for a concrete request path."""
@@ -83,9 +96,11 @@ def build_service(settings: Settings) -> Service:
     routes, paths = _path_table(document, "/v1")
     return Service(
         settings=settings, engine=engine, sessions=make_sessionmaker(engine),
+        reads=make_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT")),
         usage=Usage(settings.ratelimit_storage, per_minute=settings.per_minute,
                     per_day=settings.per_day),
         document=document, document_json=orjson.dumps(document), routes=routes, paths=paths,
+        public=cache.public_routes(document, "/v1"),
     )
 
 
@@ -99,10 +114,16 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     def outermost(app):
         return RequestMiddleware(app, max_body_bytes=settings.max_body_bytes)
 
+    def cached(app):
+        if not settings.response_cache:
+            return app
+        service.cache = cache.ResponseCache(app, service)
+        return service.cache
+
     # /mcp goes to the SDK's app right inside the outer middleware (request ids, body cap),
     # beside Connexion's stack; the SDK's session manager runs in the app's lifespan.
     app = connexion.FlaskApp(
-        __name__, middlewares=[outermost, mcp.route, *ConnexionMiddleware.default_middlewares],
+        __name__, middlewares=[outermost, cached, mcp.route, *ConnexionMiddleware.default_middlewares],
         lifespan=mcp.lifespan,
     )
     app.add_api(

@@ -7,11 +7,15 @@ one scope the operation names, and counts the request against the token's limits
 
 from __future__ import annotations
 
+import dataclasses
+
 from connexion.security import AbstractSecurityHandler
 from starlette.concurrency import run_in_threadpool
 
+from agenda.usage import Figures
 from models import tokens
 from models.errors import Forbidden, Unauthorized
+from models.tokens import Caller
 
 
 def bearer_handler(service):
@@ -25,23 +29,55 @@ def bearer_handler(service):
 
             async def verify(request):
                 operation_id = request.scope["extensions"]["connexion_routing"]["operation_id"]
-                caller, figures = await run_in_threadpool(
-                    _admit, service, request.headers.get("authorization"), needed,
-                    service.routes[operation_id], client_address(request.scope))
-                request.scope["extensions"]["agenda"]["ratelimit"] = figures.headers()
-                return {"sub": caller.token_id, "caller": caller}
+                route = service.routes[operation_id]
+                shared = request.scope["extensions"]["agenda"]
+                admitted = shared.pop("admitted", None)
+                if admitted is not None and admitted.route == route and admitted.needed == needed:
+                    # The response cache admitted this request already (agenda/cache.py).
+                    outcome = admitted.outcome
+                    if isinstance(outcome, Exception):
+                        raise outcome
+                else:
+                    outcome = await run_in_threadpool(
+                        admit, service, request.headers.get("authorization"), needed, route,
+                        client_address(request.scope))
+                shared["admission"] = outcome
+                shared["ratelimit"] = outcome.figures.headers()
+                return {"sub": outcome.caller.token_id, "caller": outcome.caller}
 
             return verify
 
     return BearerTokenHandler
 
 
-def _admit(service, header: str | None, needed: frozenset[str], route: str, address: str):
+@dataclasses.dataclass(frozen=True)
+class Admission:
+    """An admitted request: who calls, where its limits stand, and what the response
+    cache keys on (the catalogue stamp read with the token, the clock hour)."""
+
+    caller: Caller
+    figures: Figures
+    stamp: str
+    hour: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Admitted:
+    """What the response cache hands on to the security handler: the outcome of admitting
+    this request for `route` with `needed` scopes, an `Admission` or the error to raise."""
+
+    route: str
+    needed: frozenset[str]
+    outcome: Admission | Exception
+
+
+def admit(service, header: str | None, needed: frozenset[str], route: str,
+          address: str) -> Admission:
     """Authenticate, check the scope, count the request: in a worker thread (database, Redis)."""
     try:
         token = bearer_token(header)
-        with service.sessions.begin() as session:
-            caller = tokens.authenticate(session, token)
+        with service.reads.begin() as session:
+            caller, stamp = tokens.authenticate_with_stamp(session, token)
     except Unauthorized:
         # Guessing tokens is slow: failed attempts are limited per client address.
         service.usage.refuse_unauthenticated(address)
@@ -52,7 +88,8 @@ def _admit(service, header: str | None, needed: frozenset[str], route: str, addr
         raise Forbidden(f"This token lacks the scope {scope!r} that this endpoint needs.",
                         headers={"WWW-Authenticate":
                                  f'Bearer error="insufficient_scope", scope="{scope}"'})
-    return caller, service.usage.hit(caller, route)
+    return Admission(caller, service.usage.hit(caller, route), stamp,
+                     int(service.usage.clock() // 3600))
 
 
 def client_address(scope) -> str:

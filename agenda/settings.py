@@ -20,6 +20,10 @@ class Settings:
     # Checked against every response in tests; costs ~1 ms a request, so off in production.
     validate_responses: bool = False
     max_body_bytes: int = 1024 * 1024
+    # Public answers kept per process for repeated requests (agenda/cache.py); off serves
+    # every request the full way (to measure it, or to rule the cache out).
+    response_cache: bool = True
+    response_cache_bytes: int = 32 * 1024 * 1024
     per_minute: int = 120
     per_day: int = 10_000
     provider_name: str = "Event Agenda Service B.V."

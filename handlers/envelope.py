@@ -13,6 +13,7 @@ import hashlib
 import orjson
 from flask import Response, request
 
+from agenda.cache import matches
 from agenda.request import request_id, settings
 from handlers.schemas import attribution
 
@@ -25,7 +26,7 @@ def public(data, *, meta: dict | None = None) -> Response:
     meta = {**(meta or {}), "attribution": attribution(settings())}
     tag = _etag(data, meta)
     headers = {"ETag": tag, "Cache-Control": PUBLIC_CACHE, "Vary": "Authorization"}
-    if _matches(request.headers.get("If-None-Match", ""), tag):
+    if matches(request.headers.get("If-None-Match", ""), tag):
         return Response(status=304, headers=headers)
     return _json(data, meta, headers)
 
@@ -52,13 +53,3 @@ def _etag(data, meta: dict) -> str:
     digest = hashlib.blake2b(orjson.dumps([data, meta], option=orjson.OPT_SORT_KEYS),
                              digest_size=16).hexdigest()
     return f'W/"{digest}"'
-
-
-def _matches(header: str, tag: str) -> bool:
-    """RFC 9110 weak comparison over a list of tags (or `*`)."""
-    if not header:
-        return False
-    if header.strip() == "*":
-        return True
-    wanted = tag.removeprefix("W/")
-    return any(item.strip().removeprefix("W/") == wanted for item in header.split(","))

@@ -10,6 +10,7 @@ from models import (  # noqa: F401
     organisations,
     people,
     releases,
+    stamp,
     tickets,
     tokens,
     venues,

@@ -7,55 +7,24 @@ with response validation on.
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from agenda.app import create_app
 from models import migrate, tokens
 from models.db import make_engine
 from tests import factories
-
-
-def _database_url(worker: str) -> str:
-    """A fresh database for this run and worker."""
-    server = os.environ.get("AGENDA_TEST_DATABASE_URL")
-    if not server:
-        return f"sqlite:///{tempfile.mkdtemp(prefix='agenda-test-')}/agenda.sqlite3"
-    url = make_url(server)
-    # Unique per process: several runs (and their xdist workers) may share one server.
-    name = f"agenda_test_{worker}_{os.getpid()}"
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return url.set(database=name).render_as_string(hide_password=False)
-
-
-def _drop_database(url: str) -> None:
-    """Drop this run's PostgreSQL database (SQLite files go with their temporary folder)."""
-    parsed = make_url(url)
-    if not parsed.drivername.startswith("postgresql"):
-        return
-    admin = create_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{parsed.database}" WITH (FORCE)'))
-    admin.dispose()
+from tests.servers import drop_database, scratch_database
 
 
 @pytest.fixture(scope="session")
 def database_url(worker_id):
     """The migrated database of this run, dropped at its end."""
-    url = _database_url(worker_id)
+    url = scratch_database(worker_id)
     engine = make_engine(url)
     migrate.upgrade(engine)
     engine.dispose()
     yield url
-    _drop_database(url)
+    drop_database(url)
 
 
 @pytest.fixture(scope="session")
@@ -75,7 +44,8 @@ def db(app):
     service = app.service
     connection = service.engine.connect()
     transaction = connection.begin()
-    service.sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
+    for sessions in (service.sessions, service.reads):
+        sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
     session = service.sessions()
     factories.bind(session)
     try:
@@ -85,6 +55,8 @@ def db(app):
         transaction.rollback()
         connection.close()
         service.sessions.configure(bind=service.engine, join_transaction_mode="conditional_savepoint")
+        service.reads.configure(bind=service.engine.execution_options(isolation_level="AUTOCOMMIT"),
+                                join_transaction_mode="conditional_savepoint")
 
 
 @pytest.fixture

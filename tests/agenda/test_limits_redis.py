@@ -8,11 +8,8 @@ import asyncio
 import logging
 import os
 import shutil
-import socket
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -21,6 +18,7 @@ import redis
 from agenda.app import create_app
 from models import organisations, tokens
 from models.db import make_engine, make_sessionmaker
+from tests.servers import agenda_serve, free_port
 
 REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -41,12 +39,6 @@ def redis_url():
     return REDIS_URL
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _committed_token(database_url: str, **limits) -> str:
     """A token committed to the run's database, visible to other processes."""
     engine = make_engine(database_url)
@@ -59,17 +51,6 @@ def _committed_token(database_url: str, **limits) -> str:
         engine.dispose()
 
 
-def _wait_until_up(url: str, process: subprocess.Popen) -> None:
-    for _ in range(600):
-        assert process.poll() is None, "the server exited"
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError("the server did not start")
-
-
 def _fresh_minute(margin: int = 25) -> None:
     """Sleep into the next minute when this one has fewer than `margin` seconds left."""
     second = time.time() % 60
@@ -80,30 +61,20 @@ def _fresh_minute(margin: int = 25) -> None:
 def test_four_workers_let_exactly_120_of_300_concurrent_requests_through(
         database_url, redis_url, tmp_path):
     token = _committed_token(database_url)
-    port = _free_port()
-    env = {**os.environ, "AGENDA_DATABASE_URL": database_url, "AGENDA_SECRET_KEY": "limits",
-           "AGENDA_RATELIMIT_STORAGE": redis_url, "AGENDA_SITE_URL": f"http://127.0.0.1:{port}"}
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "agenda"), "serve", "--port", str(port),
-         "--workers", "4"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True)
-    try:
-        _wait_until_up(f"http://127.0.0.1:{port}/healthz", server)
+    env = {"AGENDA_DATABASE_URL": database_url, "AGENDA_SECRET_KEY": "limits",
+           "AGENDA_RATELIMIT_STORAGE": redis_url}
+    with agenda_serve(env, workers=4) as base:
         _fresh_minute()
 
         async def fire() -> list[int]:
             limits = httpx.Limits(max_connections=100)
             async with httpx.AsyncClient(limits=limits, timeout=30) as client:
                 responses = await asyncio.gather(*[
-                    client.get(f"http://127.0.0.1:{port}/v1/genres",
-                               headers={"Authorization": f"Bearer {token}"})
+                    client.get(f"{base}/v1/genres", headers={"Authorization": f"Bearer {token}"})
                     for _ in range(300)])
             return [response.status_code for response in responses]
 
         statuses = asyncio.run(fire())
-    finally:
-        os.killpg(server.pid, 15)
-        server.wait(timeout=30)
     assert statuses.count(200) == 120
     assert statuses.count(429) == 180
 
@@ -116,7 +87,7 @@ def private_redis(tmp_path):
         if os.environ.get("CI"):
             pytest.fail("redis-server is not installed")
         pytest.skip("redis-server is not installed")
-    port = _free_port()
+    port = free_port()
 
     class Server:
         url = f"redis://127.0.0.1:{port}/0"

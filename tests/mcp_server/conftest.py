@@ -17,17 +17,17 @@ import uvicorn
 from agenda.app import create_app
 from models import migrate
 from models.db import make_engine
-from tests.conftest import _database_url, _drop_database
+from tests.servers import drop_database, scratch_database
 
 
 @pytest.fixture(scope="session")
 def mcp_database_url(worker_id):
-    url = _database_url(f"{worker_id}_mcp")
+    url = scratch_database(f"{worker_id}_mcp")
     engine = make_engine(url)
     migrate.upgrade(engine)
     engine.dispose()
     yield url
-    _drop_database(url)
+    drop_database(url)
 
 
 def _free_port() -> int:

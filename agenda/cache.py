@@ -1,0 +1,297 @@
+"""The response cache: public catalogue answers served again before the framework runs.
+
+A public answer (a GET operation whose document declares a 304) is the same for
+every token, so once Connexion and a handler have built one, this layer keeps
+its bytes and answers the same URL again without routing, validation, a handler
+or a catalogue query. What every request still gets, exactly as on the full path
+(`security.admit`, the same function): its token authenticated, the operation's
+scope checked, the request counted against the token's limits and for GET /me's
+usage, its own request id (in `meta.request_id` and X-Request-Id), its limit
+headers, and a 304 for a matching If-None-Match, which costs no daily quota.
+
+An entry is served only while it is fresh: the catalogue stamp (models/stamp.py,
+renewed by database triggers on every change to public data) read with the token
+in one statement, and the clock hour (the Amsterdam date, which decides where
+lists start, and the hour in which cursors are issued) must both be those it was
+built under. Anything else goes the full way, carrying the admission along so
+that nothing is counted twice, and its answer is kept again. Only 200 answers
+marked `Cache-Control: public` are kept; private ones never are.
+
+Entries live in each process (an LRU bounded in bytes) and, when the service
+counts requests in Redis (`AGENDA_RATELIMIT_STORAGE=redis://...`), in Redis too,
+so that one worker's answer serves the others and other hosts. Freshness is
+decided by the stamp in the database, so a shared entry is never staler than a
+local one. Redis unreachable: entries are simply not shared.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import hashlib
+import logging
+import re
+import struct
+import threading
+import time
+
+import orjson
+import redis
+from starlette.concurrency import run_in_threadpool
+
+from agenda.security import Admission, Admitted, admit, client_address
+
+log = logging.getLogger("agenda.cache")
+# Response headers that belong to one request, not to the answer.
+PER_REQUEST = {b"x-request-id", b"x-ratelimit-limit", b"x-ratelimit-remaining",
+               b"x-ratelimit-reset", b"ratelimit", b"ratelimit-policy", b"content-length"}
+# A 304 repeats these of the 200 (RFC 9110 15.4.5), as the full path's does.
+REVALIDATION = {b"etag", b"cache-control", b"vary"}
+SHARED_TTL = 3600
+REQUEST_ID_LENGTH = 36
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One kept answer: its body with the request id's place marked, and what made it."""
+
+    stamp: str
+    hour: int
+    etag: str
+    headers: tuple[tuple[bytes, bytes], ...]
+    body: bytes
+    request_id_at: int
+
+    def fresh(self, admission: Admission) -> bool:
+        """Whether it is still the answer for a request admitted now."""
+        return self.stamp == admission.stamp and self.hour == admission.hour
+
+    def body_for(self, request_id: str) -> bytes:
+        """The body with this request's id in `meta.request_id`."""
+        at = self.request_id_at
+        return b"".join((self.body[:at], request_id.encode(),
+                         self.body[at + REQUEST_ID_LENGTH:]))
+
+    def pack(self) -> bytes:
+        """Bytes for Redis."""
+        head = orjson.dumps([self.stamp, self.hour, self.etag,
+                             [[k.decode("latin-1"), v.decode("latin-1")] for k, v in self.headers],
+                             self.request_id_at])
+        return struct.pack(">I", len(head)) + head + self.body
+
+    @classmethod
+    def unpack(cls, packed: bytes) -> Entry:
+        (length,) = struct.unpack(">I", packed[:4])
+        stamp, hour, etag, headers, request_id_at = orjson.loads(packed[4:4 + length])
+        return cls(stamp, hour, etag,
+                   tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in headers),
+                   packed[4 + length:], request_id_at)
+
+
+def entry_of(status: int, headers: list[tuple[bytes, bytes]], body: bytes, request_id: str,
+             admission: Admission) -> Entry | None:
+    """The entry to keep for an answer of the full path, or None when it is not public."""
+    named = {k.lower(): v for k, v in headers}
+    if status != 200 or not named.get(b"cache-control", b"").startswith(b"public"):
+        return None
+    marker = b'"request_id":"' + request_id.encode() + b'"'
+    # `meta` follows `data`, so the last occurrence is the envelope's own.
+    found = body.rfind(marker)
+    etag = named.get(b"etag")
+    if found < 0 or etag is None or len(request_id) != REQUEST_ID_LENGTH:
+        return None
+    kept = tuple((k.lower(), v) for k, v in headers if k.lower() not in PER_REQUEST)
+    return Entry(admission.stamp, admission.hour, etag.decode("latin-1"), kept, body,
+                 found + len(b'"request_id":"'))
+
+
+class LocalEntries:
+    """The entries of one process, least recently used first out, bounded in bytes."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._entries: collections.OrderedDict[str, Entry] = collections.OrderedDict()
+        # Worker threads read while the event loop writes.
+        self._lock = threading.Lock()
+
+    def get(self, url: str) -> Entry | None:
+        with self._lock:
+            entry = self._entries.get(url)
+            if entry is not None:
+                self._entries.move_to_end(url)
+            return entry
+
+    def put(self, url: str, entry: Entry) -> None:
+        cost = len(entry.body) + len(url)
+        if cost > self.max_bytes:
+            return
+        with self._lock:
+            old = self._entries.pop(url, None)
+            if old is not None:
+                self.size -= len(old.body) + len(url)
+            self._entries[url] = entry
+            self.size += cost
+            while self.size > self.max_bytes:
+                gone_url, gone = self._entries.popitem(last=False)
+                self.size -= len(gone.body) + len(gone_url)
+
+
+class SharedEntries:
+    """Entries in Redis, for every worker and host; failures only cost sharing."""
+
+    def __init__(self, url: str):
+        self.client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+        self._warned_at = 0.0
+
+    @staticmethod
+    def key(url: str) -> str:
+        return "agenda:cache:" + hashlib.blake2b(url.encode(), digest_size=20).hexdigest()
+
+    def get(self, url: str) -> Entry | None:
+        try:
+            packed = self.client.get(self.key(url))
+        except redis.RedisError as error:
+            self._warn(error)
+            return None
+        return Entry.unpack(packed) if packed else None
+
+    def put(self, url: str, entry: Entry) -> None:
+        try:
+            self.client.set(self.key(url), entry.pack(), ex=SHARED_TTL)
+        except redis.RedisError as error:
+            self._warn(error)
+
+    def _warn(self, error: Exception) -> None:
+        now = time.monotonic()
+        if now - self._warned_at >= 60:
+            self._warned_at = now
+            log.warning("Redis unreachable, cached answers are not shared: %s", error)
+
+
+@dataclasses.dataclass
+class Consulted:
+    """What the cache found for one request, in the worker thread."""
+
+    admitted: Admitted
+    entry: Entry | None = None
+    not_modified: bool = False
+    from_shared: bool = False
+
+
+class ResponseCache:
+    """ASGI layer between the request middleware and Connexion (see the module's text)."""
+
+    def __init__(self, app, service):
+        self.app = app
+        self.service = service
+        self.local = LocalEntries(service.settings.response_cache_bytes)
+        storage = service.settings.ratelimit_storage
+        self.shared = (SharedEntries(storage)
+                       if storage.startswith(("redis://", "rediss://", "unix://")) else None)
+
+    async def __call__(self, scope, receive, send):
+        public = (self.service.public_route(scope["path"])
+                  if scope["type"] == "http" and scope["method"] == "GET" else None)
+        headers = dict(scope["headers"]) if public else {}
+        if public is None or b"authorization" not in headers:
+            await self.app(scope, receive, send)
+            return
+        route, needed = public
+        url = f"{scope['path']}?{scope['query_string'].decode('latin-1')}"
+        shared = scope["extensions"]["agenda"]
+        consulted = await run_in_threadpool(
+            self._consult, url, route, needed, headers[b"authorization"].decode("latin-1"),
+            client_address(scope), headers.get(b"if-none-match", b"").decode("latin-1"))
+        if consulted.entry is None:
+            shared["admitted"] = consulted.admitted
+            await self._full_path(scope, receive, send, url, shared)
+            return
+        admission = consulted.admitted.outcome
+        shared["ratelimit"] = admission.figures.headers()
+        if consulted.from_shared:
+            self.local.put(url, consulted.entry)
+        await self._answer(send, consulted, shared["request_id"])
+
+    def _consult(self, url: str, route: str, needed: frozenset[str], header: str,
+                 address: str, if_none_match: str) -> Consulted:
+        """Admit the request; find a fresh entry; refund the day of a 304 (worker thread)."""
+        try:
+            admission = admit(self.service, header, needed, route, address)
+        except Exception as error:  # noqa: BLE001 - the security handler raises it again
+            return Consulted(Admitted(route, needed, error))
+        consulted = Consulted(Admitted(route, needed, admission))
+        entry = self.local.get(url)
+        if (entry is None or not entry.fresh(admission)) and self.shared is not None:
+            entry = self.shared.get(url)
+            consulted.from_shared = True
+        if entry is None or not entry.fresh(admission):
+            return consulted
+        consulted.entry = entry
+        if matches(if_none_match, entry.etag):
+            consulted.not_modified = True
+            self.service.usage.refund_day(admission.caller)
+        return consulted
+
+    async def _answer(self, send, consulted: Consulted, request_id: str) -> None:
+        entry = consulted.entry
+        if consulted.not_modified:
+            await send({"type": "http.response.start", "status": 304, "headers": [
+                (k, v) for k, v in entry.headers if k in REVALIDATION]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        body = entry.body_for(request_id)
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            *entry.headers, (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _full_path(self, scope, receive, send, url: str, shared: dict) -> None:
+        """Let Connexion answer, and keep the answer when it is public."""
+        start, chunks = {}, []
+
+        async def keeping(message):
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+            await send(message)
+
+        await self.app(scope, receive, keeping)
+        admission = shared.get("admission")
+        if not start or not isinstance(admission, Admission):
+            return
+        entry = entry_of(start["status"], start.get("headers", []), b"".join(chunks),
+                         shared["request_id"], admission)
+        if entry is None:
+            return
+        self.local.put(url, entry)
+        if self.shared is not None:
+            await run_in_threadpool(self.shared.put, url, entry)
+
+
+def matches(header: str, tag: str) -> bool:
+    """RFC 9110 weak comparison of If-None-Match (a list of tags, or `*`) with `tag`."""
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    wanted = tag.removeprefix("W/")
+    return any(item.strip().removeprefix("W/") == wanted for item in header.split(","))
+
+
+def public_routes(document: dict, prefix: str) -> list[tuple[re.Pattern, str, frozenset[str]]]:
+    """(path pattern, route template, scopes needed) of every GET operation that declares a
+    304: the public answers, the only ones this cache keeps."""
+    found = []
+    for template, item in document["paths"].items():
+        operation = item.get("get")
+        if not operation or "304" not in operation.get("responses", {}):
+            continue
+        security = operation.get("security", document.get("security", []))
+        if not security:
+            continue
+        needed = frozenset(scope for requirement in security for scopes in requirement.values()
+                           for scope in scopes)
+        pattern = re.compile(re.escape(prefix + template).replace(r"\{id\}", "[^/]+"))
+        found.append((pattern, prefix + template, needed))
+    return found

@@ -1,0 +1,76 @@
+"""The catalogue stamp: a value that changes with every committed change to public data.
+
+Database triggers (migration 0007) give `catalogue_stamp.stamp` a new random value
+in the same transaction as any insert, update or delete on a table that public
+answers are built from, whoever writes it: a request, an import or a demo-data
+load in another process, an operator's SQL. The response cache (agenda/cache.py)
+keys its entries by the stamp, so a change is visible at once on every worker
+and host. Random values, not a counter: a rolled-back change can never hand its
+number to a different later change.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Integer, String, select
+from sqlalchemy.orm import Mapped, mapped_column
+
+from models.db import Base
+
+# The tables public answers read. Not here: tokens, OAuth, tickets, deliveries, sales,
+# marks, memberships and the outbox (organiser and private data, and the door's writes).
+CATALOGUE_TABLES = (
+    "organisations", "venues", "artists", "genres", "events", "event_genres",
+    "event_artists", "releases", "release_artists", "token_reports", "festival_figures",
+    "badges", "earned_badges", "people",
+)
+
+
+class CatalogueStamp(Base):
+    """The single row holding the current stamp."""
+
+    __tablename__ = "catalogue_stamp"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    stamp: Mapped[str] = mapped_column(String(40))
+
+
+def current():
+    """The stamp as a scalar subquery, to read in the same statement as something else."""
+    return select(CatalogueStamp.stamp).where(CatalogueStamp.id == 1).scalar_subquery()
+
+
+def postgresql_triggers(table: str) -> list[str]:
+    """Statement-level triggers that renew the stamp when a statement changed rows of
+    `table` (a statement that matched none, like an `ON CONFLICT DO NOTHING`, does not)."""
+    return [
+        f"CREATE TRIGGER catalogue_{event.lower()} AFTER {event} ON {table} "
+        f"REFERENCING {rows} TABLE AS changed FOR EACH STATEMENT "
+        f"EXECUTE FUNCTION catalogue_changed()"
+        for event, rows in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))
+    ] + [f"CREATE TRIGGER catalogue_truncate AFTER TRUNCATE ON {table} "
+         f"FOR EACH STATEMENT EXECUTE FUNCTION catalogue_truncated()"]
+
+
+POSTGRESQL_FUNCTIONS = [
+    """CREATE FUNCTION catalogue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF EXISTS (SELECT 1 FROM changed) THEN
+        UPDATE catalogue_stamp SET stamp = gen_random_uuid()::text WHERE id = 1;
+      END IF;
+      RETURN NULL;
+    END $$""",
+    """CREATE FUNCTION catalogue_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE catalogue_stamp SET stamp = gen_random_uuid()::text WHERE id = 1;
+      RETURN NULL;
+    END $$""",
+]
+
+
+def sqlite_triggers(table: str) -> list[str]:
+    """Row triggers (SQLite has no statement triggers) that renew the stamp."""
+    return [
+        f"CREATE TRIGGER catalogue_{event.lower()}_{table} AFTER {event} ON {table} "
+        f"BEGIN UPDATE catalogue_stamp SET stamp = lower(hex(randomblob(16))) WHERE id = 1; END"
+        for event in ("INSERT", "UPDATE", "DELETE")
+    ]

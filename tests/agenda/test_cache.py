@@ -1,0 +1,227 @@
+"""The response cache: a public answer served again is the same answer, admitted the
+same way, and never outlives a change to the catalogue; private answers are never kept.
+
+Whether an answer came from the cache shows in the SQL it ran: served again, it
+reads only the token row (with the catalogue stamp), never the catalogue tables.
+"""
+
+import contextlib
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+from sqlalchemy import delete, event, text, update
+
+from models import importing, tokens
+from models.events import Event
+from models.people import Person
+from models.stamp import CATALOGUE_TABLES
+from tests.factories import EventFactory, OrganisationFactory, PersonFactory
+
+EXAMPLE = Path(__file__).parents[2] / "docs" / "example-import.jsonl"
+
+
+@contextlib.contextmanager
+def statements(app):
+    """The SQL statements the application runs inside the block."""
+    seen = []
+
+    def record(_conn, _cursor, statement, *_args):
+        seen.append(statement)
+
+    event.listen(app.service.engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(app.service.engine, "before_cursor_execute", record)
+
+
+def read_catalogue(seen: list[str], table: str = "events") -> bool:
+    return any(re.search(rf"\bFROM {table}\b", statement) for statement in seen)
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_an_answer_asked_again_is_served_without_reading_the_catalogue(app, client, auth):
+    EventFactory(title="Kept Night")
+    first = client.get("/v1/events?limit=5", headers=auth)
+    with statements(app) as seen:
+        again = client.get("/v1/events?limit=5", headers=auth)
+    assert again.status_code == 200
+    assert not read_catalogue(seen)
+    assert again.json()["data"] == first.json()["data"]
+    assert again.json()["data"][0]["title"] == "Kept Night"
+
+
+def test_an_answer_served_again_carries_the_full_paths_headers_and_its_own_request_id(
+        client, auth):
+    EventFactory()
+    first = client.get("/v1/events", headers=auth)
+    again = client.get("/v1/events", headers=auth)
+    per_request = {"x-request-id", "x-ratelimit-remaining", "ratelimit", "content-length",
+                   "date", "server"}
+    assert ({k: v for k, v in again.headers.items() if k not in per_request}
+            == {k: v for k, v in first.headers.items() if k not in per_request})
+    assert again.headers["x-request-id"] != first.headers["x-request-id"]
+    assert again.json()["meta"]["request_id"] == again.headers["x-request-id"]
+    assert again.json()["meta"] == {**first.json()["meta"],
+                                    "request_id": again.headers["x-request-id"]}
+    assert int(again.headers["content-length"]) == len(again.content)
+    assert (int(again.headers["x-ratelimit-remaining"])
+            == int(first.headers["x-ratelimit-remaining"]) - 1)
+
+
+def test_an_incoming_request_id_is_echoed_in_a_served_again_answer(client, auth):
+    client.get("/v1/genres", headers=auth)
+    mine = "0b0e4a4e-8a2e-4c53-9d0c-5d1e3f0a7b21"
+    again = client.get("/v1/genres", headers={**auth, "X-Request-Id": mine})
+    assert again.headers["x-request-id"] == mine
+    assert again.json()["meta"]["request_id"] == mine
+
+
+@pytest.mark.parametrize("change", ["insert", "update", "delete"])
+def test_a_change_to_the_catalogue_is_visible_at_once(app, client, auth, db, change):
+    kept = EventFactory(title="Before")
+    first = client.get("/v1/events", headers=auth)
+    if change == "insert":
+        EventFactory(title="Added")
+    elif change == "update":
+        db.execute(update(Event).where(Event.id == kept.id).values(title="Renamed"))
+    else:
+        db.execute(delete(Event).where(Event.id == kept.id))
+    with statements(app) as seen:
+        after = client.get("/v1/events", headers=auth)
+    assert read_catalogue(seen)
+    titles = [item["title"] for item in after.json()["data"]]
+    assert {"insert": "Added" in titles, "update": "Renamed" in titles and "Before" not in titles,
+            "delete": "Before" not in titles}[change]
+    assert after.headers["etag"] != first.headers["etag"]
+
+
+def test_an_import_is_visible_at_once(client, auth, db):
+    before = client.get("/v1/venues?limit=100", headers=auth).json()["data"]
+    importing.import_lines(db, lines=EXAMPLE.read_text().splitlines())
+    after = client.get("/v1/venues?limit=100", headers=auth).json()["data"]
+    assert len(after) == len(before) + 3
+
+
+def test_a_profile_made_private_leaves_the_public_badges_at_once(client, auth, db):
+    person = PersonFactory(handle="fenna", visibility="public")
+    assert client.get("/v1/users/fenna/badges", headers=auth).status_code == 200
+    db.execute(update(Person).where(Person.id == person.id).values(visibility="private"))
+    assert client.get("/v1/users/fenna/badges", headers=auth).status_code == 404
+
+
+def test_etags_stay_the_same_while_nothing_changes(client, auth):
+    EventFactory()
+    tags = {client.get("/v1/events", headers=auth).headers["etag"] for _ in range(3)}
+    assert len(tags) == 1
+
+
+def test_a_matching_if_none_match_is_a_304_like_the_full_paths_and_costs_no_daily_quota(
+        client, make_token):
+    token = make_token("read", per_day=10)
+    EventFactory()
+    first = client.get("/v1/events?limit=3", headers=bearer(token))
+    tag = first.headers["etag"]
+    # A fresh URL: the full path answers the revalidation (and keeps nothing).
+    full = client.get("/v1/events?limit=4", headers={**bearer(token), "If-None-Match": "x"})
+    full_304 = client.get("/v1/events?limit=4",
+                          headers={**bearer(token), "If-None-Match": full.headers["etag"]})
+    served = client.get("/v1/events?limit=3", headers={**bearer(token), "If-None-Match": tag})
+    assert (full_304.status_code, served.status_code) == (304, 304)
+    assert served.content == b""
+    assert served.headers["etag"] == tag
+    assert set(served.headers) == set(full_304.headers)
+    for name in ("cache-control", "vary"):
+        assert served.headers[name] == full_304.headers[name]
+    me = client.get("/v1/me", headers=bearer(token)).json()["data"]
+    # Counted today: the two 200s of /v1/events?limit=3|4 and this GET /me; the 304s not.
+    assert me["rate_limit"]["used_today"] == 3
+
+
+def test_every_token_is_counted_and_limited_on_a_served_again_answer(client, make_token):
+    client.get("/v1/genres", headers=bearer(make_token("read")))
+    token = make_token("read", per_day=2)
+    answers = [client.get("/v1/genres", headers=bearer(token)) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert answers[1].headers["x-ratelimit-remaining"] == str(
+        int(answers[0].headers["x-ratelimit-remaining"]) - 1)
+    refused = answers[2]
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert "retry-after" in refused.headers
+    assert refused.json()["meta"]["request_id"] == refused.headers["x-request-id"]
+
+
+def test_a_revoked_token_is_refused_although_the_answer_is_kept(client, db, make_token):
+    keeper, token = make_token("read"), make_token("read")
+    client.get("/v1/genres", headers=bearer(keeper))
+    assert client.get("/v1/genres", headers=bearer(token)).status_code == 200
+    tokens.revoke_token(db, token[:len(tokens.LIVE_PREFIX) + tokens.VISIBLE_CHARS])
+    refused = client.get("/v1/genres", headers=bearer(token))
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "unauthorized"
+    assert client.get("/v1/genres", headers={"Authorization": "Bearer svc_live_guess"}
+                      ).status_code == 401
+
+
+def test_a_token_without_the_scope_or_of_a_suspended_organisation_is_refused(client, make_token):
+    client.get("/v1/genres", headers=bearer(make_token("read")))
+    scan_only = client.get("/v1/genres", headers=bearer(make_token("scan")))
+    assert scan_only.status_code == 403
+    assert "insufficient_scope" in scan_only.headers["www-authenticate"]
+    suspended = OrganisationFactory(suspended=True, ticket_shop_url="https://shop.example")
+    refused = client.get("/v1/genres", headers=bearer(make_token("read", organisation=suspended)))
+    assert refused.status_code == 403
+
+
+def test_private_answers_are_never_kept_or_served_to_another_token(app, client, make_token):
+    first, second = make_token("read"), make_token("read")
+    mine = client.get("/v1/me", headers=bearer(first)).json()["data"]
+    theirs = client.get("/v1/me", headers=bearer(second)).json()["data"]
+    assert mine["token"]["prefix"] != theirs["token"]["prefix"]
+    assert client.get("/v1/me", headers=bearer(first)).headers["cache-control"] == \
+        "private, no-store"
+    kept = list(app.service.cache.local._entries)
+    assert kept and not any(url.startswith("/v1/me") for url in kept)
+
+
+def test_an_answer_of_another_hour_is_not_served(app, client, auth, monkeypatch):
+    EventFactory()
+    moment = 1_790_000_000.0
+    monkeypatch.setattr(app.service.usage, "clock", lambda: moment)
+    client.get("/v1/events", headers=auth)
+    monkeypatch.setattr(app.service.usage, "clock", lambda: moment + 3600)
+    with statements(app) as seen:
+        client.get("/v1/events", headers=auth)
+    assert read_catalogue(seen)
+
+
+def test_bad_requests_are_answered_the_full_way(client, auth):
+    assert client.get("/v1/events?limit=0", headers=auth).status_code == 400
+    assert client.get("/v1/events?limit=0", headers=auth).status_code == 400
+    assert client.get("/v1/events?cursor=nonsense", headers=auth).status_code == 400
+
+
+def test_every_catalogue_table_renews_the_stamp(db):
+    if db.get_bind().dialect.name == "postgresql":
+        rows = db.execute(text(
+            "SELECT c.relname, count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE t.tgname LIKE 'catalogue_%' GROUP BY c.relname")).all()
+        assert dict(rows) == {table: 4 for table in CATALOGUE_TABLES}
+    else:
+        rows = db.execute(text(
+            "SELECT tbl_name, count(*) FROM sqlite_master WHERE type = 'trigger' "
+            "AND name LIKE 'catalogue_%' GROUP BY tbl_name")).all()
+        assert dict(rows) == {table: 3 for table in CATALOGUE_TABLES}
+
+
+def test_a_statement_that_changes_nothing_keeps_the_stamp(db):
+    stamp = db.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one()
+    db.execute(update(Event).where(Event.id == "evt_none").values(title="x"))
+    assert db.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one() == stamp
+    EventFactory(date=dt.date.today())
+    assert db.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one() != stamp

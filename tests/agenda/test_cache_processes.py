@@ -1,0 +1,74 @@
+"""The response cache across processes: `agenda serve` with two workers sharing Redis,
+while `agenda import` and `agenda demo-data` write the catalogue from processes of their own.
+"""
+
+import os
+import subprocess
+
+import httpx
+import pytest
+import redis
+
+from agenda.cache import SharedEntries
+from models import migrate, organisations, tokens
+from models.db import make_engine, make_sessionmaker
+from tests.servers import AGENDA, agenda_serve, drop_database, scratch_database
+
+REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "example-import.jsonl")
+
+
+@pytest.fixture
+def database(worker_id):
+    """A migrated database of this test's own, with one organisation and a read token."""
+    url = scratch_database(f"{worker_id}_cache")
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    with make_sessionmaker(engine).begin() as session:
+        owner = organisations.create_organisation(session, name="Cache")
+        token = tokens.create_token(session, organisation=owner, name="cache", scopes=["read"])[1]
+    engine.dispose()
+    yield url, token
+    drop_database(url)
+
+
+@pytest.fixture
+def redis_url():
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        if os.environ.get("CI"):
+            pytest.fail(f"Redis does not answer at {REDIS_URL}")
+        pytest.skip(f"Redis does not answer at {REDIS_URL}")
+    return REDIS_URL
+
+
+def _agenda(url: str, *args: str) -> None:
+    subprocess.run([AGENDA, *args], env={**os.environ, "AGENDA_DATABASE_URL": url}, check=True,
+                   capture_output=True)
+
+
+def test_writes_of_other_processes_are_visible_at_once_on_every_worker(database, redis_url):
+    url, token = database
+    env = {"AGENDA_DATABASE_URL": url, "AGENDA_SECRET_KEY": "cache",
+           "AGENDA_RATELIMIT_STORAGE": redis_url}
+    headers = {"Authorization": f"Bearer {token}"}
+    with agenda_serve(env, workers=2) as base, httpx.Client(base_url=base, headers=headers) as web:
+        empty = [web.get("/v1/venues?limit=50") for _ in range(6)]
+        assert {answer.headers["etag"] for answer in empty} == {empty[0].headers["etag"]}
+        assert empty[0].json()["data"] == []
+        # The answer is in Redis for the other worker and other hosts.
+        assert redis.Redis.from_url(redis_url).exists(SharedEntries.key("/v1/venues?limit=50"))
+
+        _agenda(url, "import", EXAMPLE)
+        imported = [web.get("/v1/venues?limit=50") for _ in range(6)]
+        assert {len(answer.json()["data"]) for answer in imported} == {3}
+        assert empty[0].headers["etag"] not in {answer.headers["etag"] for answer in imported}
+
+        before = [web.get("/v1/events?limit=5").json()["data"] for _ in range(4)]
+        _agenda(url, "demo-data", "--events", "100", "--seed", "3")
+        after = [web.get("/v1/events?limit=5").json()["data"] for _ in range(4)]
+    assert all(answer == before[0] for answer in before)
+    assert all(answer == after[0] for answer in after)
+    assert len(after[0]) == 5
+    assert {event["id"] for event in after[0]} - {event["id"] for event in before[0]}

@@ -1,0 +1,79 @@
+"""Real processes for tests that cross one: scratch databases and `agenda serve`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+AGENDA = str(Path(sys.executable).parent / "agenda")
+
+
+def scratch_database(name: str) -> str:
+    """The URL of a new, empty database: on the PostgreSQL server of
+    AGENDA_TEST_DATABASE_URL when set (named after `name` and this process), else SQLite."""
+    server = os.environ.get("AGENDA_TEST_DATABASE_URL")
+    if not server:
+        return f"sqlite:///{tempfile.mkdtemp(prefix='agenda-test-')}/agenda.sqlite3"
+    url = make_url(server)
+    # Unique per process: several runs (and their xdist workers) may share one server.
+    database = f"agenda_test_{name}_{os.getpid()}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
+        connection.execute(text(f'CREATE DATABASE "{database}"'))
+    admin.dispose()
+    return url.set(database=database).render_as_string(hide_password=False)
+
+
+def drop_database(url: str) -> None:
+    """Drop a scratch PostgreSQL database (SQLite files go with their temporary folder)."""
+    parsed = make_url(url)
+    if not parsed.drivername.startswith("postgresql"):
+        return
+    admin = create_engine(parsed.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{parsed.database}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until_up(url: str, process: subprocess.Popen) -> None:
+    for _ in range(600):
+        assert process.poll() is None, "the server exited"
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("the server did not start")
+
+
+@contextlib.contextmanager
+def agenda_serve(env: dict, *, workers: int):
+    """`agenda serve` with `env` on a free port, up; yields its base URL."""
+    port = free_port()
+    env = {**os.environ, "AGENDA_SITE_URL": f"http://127.0.0.1:{port}", **env}
+    server = subprocess.Popen([AGENDA, "serve", "--port", str(port), "--workers", str(workers)],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/healthz", server)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        os.killpg(server.pid, 15)
+        server.wait(timeout=30)
