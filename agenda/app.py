@@ -22,7 +22,7 @@ from agenda.security import bearer_handler
 from agenda.settings import Settings, load
 from agenda.usage import Usage
 from mcp_server.endpoint import McpEndpoint
-from models.db import make_engine, make_sessionmaker
+from models.db import DirectReads, make_engine, make_sessionmaker
 from oauth import server as oauth_server
 from oauth import views as oauth_views
 from pages import views as pages_views
@@ -39,8 +39,9 @@ class Service:
     settings: Settings
     engine: Engine
     sessions: sessionmaker
-    # Sessions in autocommit, for admitting a request: a token lookup needs no BEGIN/COMMIT.
-    reads: sessionmaker
+    # Runs the token lookup of every request (`DirectReads.execute`; tests run it on their
+    # own connection).
+    reads: object
     usage: Usage
     document: dict
     document_json: bytes
@@ -96,7 +97,7 @@ def build_service(settings: Settings) -> Service:
     routes, paths = _path_table(document, "/v1")
     return Service(
         settings=settings, engine=engine, sessions=make_sessionmaker(engine),
-        reads=make_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT")),
+        reads=DirectReads(engine).execute,
         usage=Usage(settings.ratelimit_storage, per_minute=settings.per_minute,
                     per_day=settings.per_day),
         document=document, document_json=orjson.dumps(document), routes=routes, paths=paths,

@@ -1,13 +1,25 @@
-"""Benchmark GET /events at growing sizes against the framework floor, in one run.
+"""Benchmark GET /events at growing sizes, cached and the full way, against the framework floor.
 
     python bench/run.py [--sizes 10000,100000,1000000] [--duration 10] [--connections 32]
+                        [--output bench/results/latest-run.md]
 
 Needs PostgreSQL (AGENDA_BENCH_DATABASE_URL, default the local server; a database
 `agenda_bench` is created) and wrk (`apt-get install wrk`). For each size it loads
-demo events (`agenda demo-data`), serves the service with 2 workers, runs wrk on
-GET /events without and with each hot filter, then serves the floor (bench/floor.py:
-a bare Connexion route returning a prebuilt body of the same size) and reports
-requests/s, p50 and p99, and each throughput as a ratio to the floor's. Numbers are
+demo events (`agenda demo-data`) and serves the service with 2 workers, twice:
+
+- with the response cache (agenda/cache.py, the default): wrk repeats GET /events
+  without and with each hot filter (`cached`); `revalidation` sends the first page
+  with `If-None-Match: <its ETag>` (every answer must be a 304); `deep page` is the
+  41st page, reached by following `meta.next_cursor` 40 times;
+- without it (AGENDA_RESPONSE_CACHE=false): the same filters and the deep page, every
+  request the full way (`full path`).
+
+Then it serves the floor (bench/floor.py: a bare Connexion route returning a prebuilt
+body of the size of the first page) the same way. Every row gives requests/s, p50 and
+p99, the CPU time of the server's processes (master and workers) per request, the
+largest worker's resident memory after the run, and its throughput and CPU per request
+as ratios to the floor's. The table is printed after each size and, at the end, written
+with a line naming the date, commit, machine and settings to `--output`. Numbers are
 only comparable within one run: wrk shares the machine's cores with the servers.
 """
 
@@ -15,13 +27,18 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
+import platform
 import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.parse
 import urllib.request
+from email.message import Message
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
@@ -30,6 +47,7 @@ from sqlalchemy.engine import make_url
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 PORT, FLOOR_PORT = 18181, 18182
+OUTPUT = ROOT / "bench" / "results" / "latest-run.md"
 TODAY = dt.date.today()
 SCENARIOS = {
     "no filter": "",
@@ -40,6 +58,29 @@ SCENARIOS = {
     "q": "q=club",
     "price": "max_price=0",
 }
+# The deep page is the one after this many pages of the unfiltered list.
+DEEP = 40
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# wrk counts only statuses of 400 and up as errors; this script counts the 304s.
+NOT_MODIFIED_LUA = """\
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) not_modified = 0 end
+function response(status, headers, body)
+  if status == 304 then not_modified = not_modified + 1 end
+end
+function done(summary, latency, requests)
+  local total = 0
+  for _, thread in ipairs(threads) do total = total + thread:get("not_modified") end
+  io.write(string.format("304 responses: %d\\n", total))
+end
+"""
+COLUMNS = ("| events | scenario | req/s | p50 ms | p99 ms | CPU µs/req | RSS MB | × floor "
+           "| × floor CPU |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+LEGEND = ("CPU µs/req: utime + stime of the server's processes (uvicorn master and workers, "
+          "not PostgreSQL) during the wrk run, per request answered; RSS MB: the largest "
+          "worker's VmRSS after the run; × floor: req/s over the floor's; × floor CPU: the "
+          "floor's CPU µs/req over the row's (below 1: dearer per request than the floor).")
 
 
 def database(url: str, name: str = "agenda_bench") -> str:
@@ -91,24 +132,79 @@ def stop(process: subprocess.Popen) -> None:
     process.wait(timeout=30)
 
 
+def processes() -> dict[int, list[str]]:
+    """The fields after the command name of /proc/<pid>/stat, of every process."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        found[int(entry.name)] = stat[stat.rindex(")") + 2:].split()
+    return found
+
+
+def cpu_seconds(leader: int) -> float:
+    """utime + stime of every process in the session of `leader` (a server and its workers)."""
+    # Fields 6, 14 and 15 of stat(5): session, utime, stime (in clock ticks).
+    return sum(int(fields[11]) + int(fields[12]) for fields in processes().values()
+               if int(fields[3]) == leader) / CLOCK_TICKS
+
+
+def workers(leader: int) -> list[int]:
+    """The worker processes of server `leader`: its children, less multiprocessing's
+    resource tracker."""
+    children = [pid for pid, fields in processes().items() if int(fields[1]) == leader]
+    return [pid for pid in children
+            if b"resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
+def worker_rss_mb(leader: int) -> float:
+    """The largest VmRSS of the workers of server `leader`, in MB."""
+    sizes = [0]
+    for pid in workers(leader):
+        found = re.search(r"VmRSS:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
+        sizes.append(int(found.group(1)) if found else 0)
+    return max(sizes) / 1024
+
+
 def wrk(url: str, token: str | None, *, duration: int, connections: int,
-        script: Path | None = None, script_args: tuple[str, ...] = ()) -> dict:
-    """Requests/s, p50 and p99 (ms) and the request count of wrk against `url`.
+        script: Path | None = None, script_args: tuple[str, ...] = (),
+        headers: dict[str, str] | None = None,
+        server: subprocess.Popen | None = None) -> dict:
+    """Requests/s, p50 and p99 (ms), the request count and any socket errors of wrk on `url`.
 
     `script` is a wrk Lua script (e.g. one that POSTs); `script_args` go to its `init`.
+    With `server`, also its CPU µs per request during the run and its largest worker's
+    RSS (MB) after it. Answers of 400 and up are an error.
     """
     command = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", url]
-    if token:
-        command[1:1] = ["-H", f"Authorization: Bearer {token}"]
+    for name, value in {**({"Authorization": f"Bearer {token}"} if token else {}),
+                        **(headers or {})}.items():
+        command[1:1] = ["-H", f"{name}: {value}"]
     if script:
         command[1:1] = ["-s", str(script)]
         command += ["--", *script_args]
+    before = cpu_seconds(server.pid) if server else 0.0
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    spent = cpu_seconds(server.pid) - before if server else 0.0
     if "Non-2xx" in output:
         raise RuntimeError(f"errors while benchmarking {url}:\n{output}")
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
-    return {"rps": rate, "p50": _ms(output, "50%"), "p99": _ms(output, "99%"),
-            "requests": int(re.search(r"(\d+) requests in", output).group(1))}
+    requests = int(re.search(r"(\d+) requests in", output).group(1))
+    socket_errors = re.search(r"Socket errors: (connect \d+, read \d+, write \d+, "
+                              r"timeout \d+)", output)
+    not_modified = re.search(r"304 responses: (\d+)", output)
+    result = {"rps": rate, "p50": _ms(output, "50%"), "p99": _ms(output, "99%"),
+              "requests": requests,
+              "socket_errors": socket_errors.group(1) if socket_errors else None,
+              "not_modified": int(not_modified.group(1)) if not_modified else None}
+    if server:
+        result["cpu_us"] = spent * 1e6 / requests if requests else None
+        result["rss_mb"] = worker_rss_mb(server.pid)
+    return result
 
 
 def _ms(output: str, percentile: str) -> float:
@@ -116,11 +212,80 @@ def _ms(output: str, percentile: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
+def get(url: str, token: str) -> tuple[bytes, Message]:
+    """The body and headers (names in any case) of one GET with the token."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request) as response:
+        return response.read(), response.headers
+
+
+def deep_page(base: str, token: str) -> str:
+    """The URL of the page after `DEEP` pages of `base`, following `meta.next_cursor`."""
+    url = base
+    for page in range(DEEP):
+        cursor = json.loads(get(url, token)[0])["meta"]["next_cursor"]
+        if cursor is None:
+            raise RuntimeError(f"{base} has only {page + 1} pages, not {DEEP + 1}")
+        url = f"{base}&cursor={urllib.parse.quote(cursor, safe='')}"
+    return url
+
+
+def revalidation(url: str, token: str, server: subprocess.Popen, **options) -> dict:
+    """wrk on `url` with If-None-Match: its ETag; an error unless every answer was a 304."""
+    tag = get(url, token)[1]["ETag"]
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder, "not-modified.lua")
+        script.write_text(NOT_MODIFIED_LUA)
+        result = wrk(url, token, headers={"If-None-Match": tag}, script=script, server=server,
+                     **options)
+    if result["not_modified"] != result["requests"]:
+        raise RuntimeError(f"{result['not_modified']} of {result['requests']} answers to "
+                           f"If-None-Match: {tag} on {url} were a 304")
+    return result
+
+
+def service(env: dict, token: str, *, cached: bool, **options) -> tuple[int, dict]:
+    """Serve the service with the response cache on or off and measure it: the size of the
+    first page, and the wrk figures of each row."""
+    label = "cached" if cached else "full path"
+    server = serve([str(BIN / "agenda"), "serve", "--port", str(PORT), "--workers", "2"],
+                   {**env, "AGENDA_RESPONSE_CACHE": "true" if cached else "false"}, PORT)
+    try:
+        base = f"http://127.0.0.1:{PORT}/v1/events?limit=25"
+        body = get(base, token)[0]
+        results = {f"{label}: {name}": wrk(f"{base}&{query}" if query else base, token,
+                                           server=server, **options)
+                   for name, query in SCENARIOS.items()}
+        if cached:
+            results[f"{label}: revalidation (304)"] = revalidation(base, token, server,
+                                                                   **options)
+        results[f"{label}: deep page (page {DEEP + 1})"] = wrk(deep_page(base, token), token,
+                                                             server=server, **options)
+    finally:
+        stop(server)
+    return len(body), results
+
+
+def floor(env: dict, body_size: int, **options) -> dict:
+    """Serve the framework floor with a body of `body_size` bytes and measure it."""
+    server = serve([str(BIN / "uvicorn"), "bench.floor:app", "--port", str(FLOOR_PORT),
+                    "--workers", "2", "--log-level", "warning"],
+                   {**env, "AGENDA_FLOOR_BYTES": str(body_size), "PYTHONPATH": str(ROOT)},
+                   FLOOR_PORT)
+    try:
+        return wrk(f"http://127.0.0.1:{FLOOR_PORT}/v1/floor", None, server=server, **options)
+    finally:
+        stop(server)
+
+
 def main() -> None:
+    """Set up, measure every size, print the table after each and write it at the end."""
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--sizes", default="10000,100000,1000000")
     options.add_argument("--duration", type=int, default=10)
     options.add_argument("--connections", type=int, default=32)
+    options.add_argument("--output", type=Path, default=OUTPUT,
+                         help="the markdown file the final table is written to")
     args = options.parse_args()
     url = database(os.environ.get("AGENDA_BENCH_DATABASE_URL",
                                   "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"))
@@ -132,47 +297,63 @@ def main() -> None:
     agenda(env, "organisation", "create", "Bench")
     token = agenda(env, "token", "create", "--organisation", "Bench", "--scopes", "read",
                    "--name", "bench", "--per-day", "1000000000").strip().splitlines()[-1]
+    measuring = {"duration": args.duration, "connections": args.connections}
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:
         started = time.time()
         agenda(env, "demo-data", "--events", str(size), "--seed", "1")
         print(f"# {size:,} events loaded in {time.time() - started:.0f} s", flush=True)
         maintain(url)
-        server = serve([str(BIN / "agenda"), "serve", "--port", str(PORT), "--workers", "2"],
-                       env, PORT)
-        try:
-            base = f"http://127.0.0.1:{PORT}/v1/events?limit=25"
-            body = urllib.request.urlopen(urllib.request.Request(
-                base, headers={"Authorization": f"Bearer {token}"})).read()
-            results = {name: wrk(f"{base}&{query}" if query else base, token,
-                                 duration=args.duration, connections=args.connections)
-                       for name, query in SCENARIOS.items()}
-        finally:
-            stop(server)
-        floor = serve([str(BIN / "uvicorn"), "bench.floor:app", "--port", str(FLOOR_PORT),
-                       "--workers", "2", "--log-level", "warning"],
-                      {**env, "AGENDA_FLOOR_BYTES": str(len(body)), "PYTHONPATH": str(ROOT)},
-                      FLOOR_PORT)
-        try:
-            bottom = wrk(f"http://127.0.0.1:{FLOOR_PORT}/v1/floor", None,
-                         duration=args.duration, connections=args.connections)
-        finally:
-            stop(floor)
-        rows.append((size, len(body), bottom, results))
-        report(rows)
+        body_size, results = service(env, token, cached=True, **measuring)
+        results |= service(env, token, cached=False, **measuring)[1]
+        rows.append((size, body_size, floor(env, body_size, **measuring), results))
+        print("\n" + table(rows), flush=True)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(f"{heading(url, args)}\n\n{table(rows)}\n\n{LEGEND}\n")
+    print(f"# written to {args.output}", flush=True)
 
 
-def report(rows) -> None:
+def heading(url: str, args) -> str:
+    """The line naming when, what and where the run measured."""
+    def run(*command: str) -> str:
+        return subprocess.run(command, cwd=ROOT, check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        postgres = connection.execute(text("SHOW server_version")).scalar().split()[0]
+    engine.dispose()
+    commit = run("git", "rev-parse", "--short", "HEAD")
+    if run("git", "status", "--porcelain"):
+        commit += " (with uncommitted changes)"
+    return (f"{dt.datetime.now():%Y-%m-%d %H:%M}, commit {commit}, on a {run('nproc')}-core "
+            f"{platform.machine()} machine (PostgreSQL {postgres}, wrk -t2 with "
+            f"{args.connections} connections for {args.duration} s a row on the same cores, "
+            f"`agenda serve --workers 2`):")
+
+
+def table(rows) -> str:
     """A markdown table of the run so far."""
-    print("\n| events | scenario | req/s | p50 ms | p99 ms | × floor |")
-    print("|---:|---|---:|---:|---:|---:|")
+    lines = [COLUMNS]
+    notes = []
     for size, body_size, bottom, results in rows:
-        print(f"| {size:,} | floor ({body_size:,} B body) | {bottom['rps']:.0f} | "
-              f"{bottom['p50']:.1f} | {bottom['p99']:.1f} | 1.00 |")
-        for name, result in results.items():
-            print(f"| {size:,} | {name} | {result['rps']:.0f} | {result['p50']:.1f} | "
-                  f"{result['p99']:.1f} | {result['rps'] / bottom['rps']:.2f} |")
-    sys.stdout.flush()
+        for name, result in {f"floor ({body_size:,} B body)": bottom, **results}.items():
+            lines.append(f"| {size:,} | {name} | {result['rps']:.0f} | {result['p50']:.1f} | "
+                         f"{result['p99']:.1f} | {_figure(result['cpu_us'], '.0f')} | "
+                         f"{result['rss_mb']:.0f} | {result['rps'] / bottom['rps']:.2f} | "
+                         f"{_figure(_ratio(bottom['cpu_us'], result['cpu_us']), '.2f')} |")
+            if result["socket_errors"]:
+                notes.append(f"{size:,} events, {name}: socket errors {result['socket_errors']} "
+                             f"(of {result['requests']:,} requests)")
+    return "\n".join(lines + ([""] + [f"- {note}" for note in notes] if notes else []))
+
+
+def _figure(value: float | None, spec: str) -> str:
+    return "–" if value is None else format(value, spec)
+
+
+def _ratio(floor_value: float | None, value: float | None) -> float | None:
+    return floor_value / value if floor_value and value else None
 
 
 if __name__ == "__main__":

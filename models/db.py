@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import math
 import secrets
 import time
@@ -9,6 +10,7 @@ import time
 from sqlalchemy import BigInteger, MetaData, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 NAMING = {
@@ -66,6 +68,66 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
     # Connexion runs sync handlers on 10 threads per process: one connection each, a few spare.
     return create_engine(url, pool_size=pool_size, max_overflow=5, pool_pre_ping=True,
                          pool_recycle=1800)
+
+
+class DirectReads:
+    """Runs a few hot, prebuilt statements on a pooled DBAPI connection in autocommit, without
+    the ORM's or the Connection's machinery (~50 µs a statement instead of ~280 µs): for the
+    token lookup every request makes. `execute(statement, params)` returns the rows, each
+    with attribute access, like a Core result's `.all()`.
+
+    No pre-ping: a connection the database dropped fails once, is discarded, and the
+    statement runs again on a new one.
+    """
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self._compiled: dict[int, tuple[str, dict, tuple | None, type]] = {}
+
+    def execute(self, statement, params: dict) -> list:
+        sql, defaults, order, row_type = self._compile(statement)
+        values = {**defaults, **params}
+        # SQLite's driver takes `?` in order; psycopg takes named parameters.
+        arguments = tuple(values[name] for name in order) if order else values
+        dialect = self.engine.dialect
+        for attempt in (1, 2):
+            try:
+                pooled = self.engine.raw_connection()
+            except dialect.loaded_dbapi.Error as error:
+                raise DBAPIError.instance(sql, params, error, dialect.loaded_dbapi.Error,
+                                          connection_invalidated=True) from error
+            try:
+                dialect.set_isolation_level(pooled.dbapi_connection, "AUTOCOMMIT")
+                try:
+                    cursor = pooled.dbapi_connection.cursor()
+                    cursor.execute(sql, arguments)
+                    rows = cursor.fetchall() if cursor.description else []
+                    cursor.close()
+                finally:
+                    dialect.reset_isolation_level(pooled.dbapi_connection)
+                return [row_type(*row) for row in rows]
+            except dialect.loaded_dbapi.Error as error:
+                dropped = isinstance(error, dialect.loaded_dbapi.OperationalError)
+                if dropped:
+                    pooled.invalidate()
+                if not dropped or attempt == 2:
+                    # As SQLAlchemy raises it, so that the error handler knows it (503).
+                    raise DBAPIError.instance(sql, params, error, dialect.loaded_dbapi.Error,
+                                              connection_invalidated=dropped) from error
+            finally:
+                pooled.close()
+        raise AssertionError("unreachable")
+
+    def _compile(self, statement) -> tuple[str, dict, tuple | None, type]:
+        known = self._compiled.get(id(statement))
+        if known is None:
+            compiled = statement.compile(dialect=self.engine.dialect)
+            names = [column.key for column in getattr(statement, "selected_columns", [])]
+            known = (str(compiled), dict(compiled.params),
+                     tuple(compiled.positiontup) if compiled.positional else None,
+                     collections.namedtuple("Row", names) if names else tuple)
+            self._compiled[id(statement)] = known
+        return known
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker:

@@ -70,6 +70,14 @@ _TOKEN_ROW = (
     .where(ApiToken.token_hash == bindparam("token_hash"))
 )
 
+# Conditional, so concurrent requests write it once.
+_TOUCH = (
+    update(ApiToken)
+    .where(ApiToken.id == bindparam("token_id"),
+           ApiToken.last_used_at.is_(None) | (ApiToken.last_used_at <= bindparam("before")))
+    .values(last_used_at=bindparam("current"))
+)
+
 
 def hash_token(token: str) -> str:
     """The stored form of a token."""
@@ -109,29 +117,29 @@ def create_token(session: Session, *, organisation: Organisation, name: str,
 
 def authenticate(session: Session, token: str) -> Caller:
     """The caller behind a bearer token; refuses unknown, revoked and suspended ones."""
-    return authenticate_with_stamp(session, token)[0]
+    def execute(statement, params) -> list:
+        result = session.connection().execute(statement, params)
+        return result.all() if result.returns_rows else []
+
+    return authenticate_with_stamp(execute, token)[0]
 
 
-def authenticate_with_stamp(session: Session, token: str) -> tuple[Caller, str]:
+def authenticate_with_stamp(execute, token: str) -> tuple[Caller, str]:
     """`authenticate`, and the catalogue stamp (models/stamp.py) read in the same statement,
-    for the response cache: no extra round trip."""
+    for the response cache: no extra round trip. `execute(statement, params)` runs a statement
+    and returns its rows: `models.db.DirectReads.execute` on the request path."""
     if not token.startswith(LIVE_PREFIX):
         raise Unauthorized("The bearer token is not a live API token.")
-    row = session.execute(_TOKEN_ROW, {"token_hash": hash_token(token)}).first()
+    rows = execute(_TOKEN_ROW, {"token_hash": hash_token(token)})
+    row = rows[0] if rows else None
     if row is None or row.revoked_at is not None:
         raise Unauthorized("The bearer token is unknown or revoked.")
     if row.suspended:
         raise Forbidden("The organisation of this token is suspended.")
     current = now()
     if row.last_used_at is None or current - row.last_used_at >= LAST_USED_RESOLUTION:
-        # Conditional, so concurrent requests write it once.
-        session.execute(
-            update(ApiToken)
-            .where(ApiToken.id == row.id,
-                   (ApiToken.last_used_at.is_(None))
-                   | (ApiToken.last_used_at <= current - LAST_USED_RESOLUTION))
-            .values(last_used_at=current)
-        )
+        execute(_TOUCH, {"token_id": row.id, "current": current,
+                         "before": current - LAST_USED_RESOLUTION})
     granted = set(row.scopes.split())
     caller = Caller(token_id=row.id, organisation_id=row.organisation_id,
                     scopes=frozenset(scope for scope in SCOPES if scope in granted),

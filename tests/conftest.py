@@ -7,6 +7,8 @@ with response validation on.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from agenda.app import create_app
@@ -44,8 +46,9 @@ def db(app):
     service = app.service
     connection = service.engine.connect()
     transaction = connection.begin()
-    for sessions in (service.sessions, service.reads):
-        sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
+    service.sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
+    production_reads = service.reads
+    service.reads = functools.partial(_rows, connection)
     session = service.sessions()
     factories.bind(session)
     try:
@@ -55,8 +58,13 @@ def db(app):
         transaction.rollback()
         connection.close()
         service.sessions.configure(bind=service.engine, join_transaction_mode="conditional_savepoint")
-        service.reads.configure(bind=service.engine.execution_options(isolation_level="AUTOCOMMIT"),
-                                join_transaction_mode="conditional_savepoint")
+        service.reads = production_reads
+
+
+def _rows(connection, statement, params) -> list:
+    """`DirectReads.execute` on the test's connection (inside its transaction)."""
+    result = connection.execute(statement, params)
+    return result.all() if result.returns_rows else []
 
 
 @pytest.fixture

@@ -1,0 +1,55 @@
+"""DirectReads: the token lookup of every request, on a pooled DBAPI connection."""
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from models import migrate, organisations, tokens
+from models.db import DirectReads, make_engine, make_sessionmaker
+from tests.servers import drop_database, scratch_database
+
+
+@pytest.fixture
+def engine(worker_id):
+    url = scratch_database(f"{worker_id}_reads")
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    yield engine
+    engine.dispose()
+    drop_database(url)
+
+
+def _token(engine) -> str:
+    with make_sessionmaker(engine).begin() as session:
+        owner = organisations.create_organisation(session, name="Reads")
+        return tokens.create_token(session, organisation=owner, name="reads", scopes=["read"])[1]
+
+
+def test_a_token_is_read_with_the_stamp_and_its_use_is_written(engine):
+    token = _token(engine)
+    caller, stamp = tokens.authenticate_with_stamp(DirectReads(engine).execute, token)
+    assert caller.scopes == frozenset({"read"})
+    with engine.connect() as connection:
+        assert stamp == connection.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one()
+        # Written in autocommit: visible to another connection.
+        assert connection.execute(text("SELECT last_used_at FROM api_tokens")).scalar_one()
+
+
+def test_a_connection_the_database_dropped_is_replaced_once(engine):
+    if engine.dialect.name != "postgresql":
+        pytest.skip("a server-side disconnect needs PostgreSQL")
+    token = _token(engine)
+    reads = DirectReads(engine)
+    tokens.authenticate_with_stamp(reads.execute, token)
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as admin:
+        admin.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                           "WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+    caller, _ = tokens.authenticate_with_stamp(reads.execute, token)
+    assert caller.scopes == frozenset({"read"})
+
+
+def test_an_unreachable_database_raises_as_sqlalchemy_does():
+    reads = DirectReads(make_engine("postgresql+psycopg://postgres@127.0.0.1:9/none"))
+    with pytest.raises(DBAPIError) as raised:
+        reads.execute(tokens._TOKEN_ROW, {"token_hash": "x"})
+    assert raised.value.connection_invalidated
