@@ -17,7 +17,7 @@ from connexion.exceptions import (
     UnsupportedMediaTypeProblem,
 )
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, OperationalError
 from starlette.exceptions import HTTPException
 
 from models import errors
@@ -121,6 +121,10 @@ class ErrorHandlers:
 
     def unexpected(self, request, exc: Exception) -> ConnexionResponse:
         """Anything else: logged with the request id, answered without internals."""
+        if isinstance(exc, DataError) and "NUL" in str(exc.orig):
+            # PostgreSQL stores no NUL character in text; no field of this service takes one.
+            return self.respond(request, 400, "The request contains a NUL character (%00), "
+                                              "which no field accepts.")
         if isinstance(exc, (OperationalError, DBAPIError)) and _is_connection_error(exc):
             log.error("database unavailable (request %s): %s", request_id_of(request),
                       exc.__class__.__name__)

@@ -172,3 +172,11 @@ def test_nul_characters_never_reach_the_database(client, auth):
     response = client.post("/v1/scan", headers=auth, json={"code": "AB\x00CD", "eventId": "\x00"})
     assert response.status_code == 200
     assert response.json()["data"]["status"] == "unknown"
+
+
+def test_a_nul_character_outside_the_rest_parameters_is_a_400(client):
+    """The OAuth and page endpoints read their own parameters; one with NUL is refused too."""
+    response = client.get("/oauth/authorize", params={
+        "client_id": "cli_\x00", "response_type": "code", "redirect_uri": "https://a.example/cb",
+        "code_challenge": "x" * 43, "code_challenge_method": "S256"})
+    assert response.status_code == 400
