@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import copy
 import dataclasses
 import logging
@@ -29,6 +31,8 @@ from pages import views as pages_views
 from portal import views as portal_views
 
 log = logging.getLogger("agenda")
+# Threads Connexion's FlaskApp runs handlers on (a2wsgi's WSGIMiddleware default).
+FLASK_HANDLER_THREADS = 10
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
 
@@ -39,9 +43,10 @@ class Service:
     settings: Settings
     engine: Engine
     sessions: sessionmaker
-    # Runs the token lookup of every request (`DirectReads.execute`; tests run it on their
-    # own connection).
+    # Runs the token lookup of every request (`DirectReads.execute` on `reads_engine`;
+    # tests run it on their own connection).
     reads: object
+    reads_engine: Engine
     usage: Usage
     document: dict
     document_json: bytes
@@ -56,6 +61,20 @@ class Service:
     oauth_server: object = None
     # The response cache (agenda/cache.py), when on; set as Connexion builds its stack.
     cache: object = None
+    admissions: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def close(self) -> None:
+        """Close the database connections and the admission threads."""
+        self.engine.dispose()
+        self.reads_engine.dispose()
+        self.admissions.shutdown(wait=False)
+
+    async def admitting(self, function, *args):
+        """`function(*args)` on the admission threads: the token lookup and counting of every
+        request. A few threads of their own, not the shared pool of 40: with dozens of
+        threads contending for the GIL with the event loop, a served-again answer waited
+        up to a second behind the others (bench/README.md)."""
+        return await asyncio.get_running_loop().run_in_executor(self.admissions, function, *args)
 
     def public_route(self, path: str) -> tuple[str, frozenset[str]] | None:
         """(route template, scopes needed) when `path` is that of a public answer."""
@@ -92,16 +111,22 @@ def _path_table(document: dict, prefix: str):
 
 def build_service(settings: Settings) -> Service:
     """Connect to the database and counters and load the document (once per process)."""
-    engine = make_engine(settings.database_url)
+    # One connection per thread that may hold one: Flask's handlers (a2wsgi), and apart,
+    # without pre-ping, the admission threads (`DirectReads` replaces a dropped one).
+    engine = make_engine(settings.database_url, pool_size=FLASK_HANDLER_THREADS)
+    admitting = make_engine(settings.database_url, pool_size=settings.admission_threads,
+                            pre_ping=False)
     document = openapi.load_document(settings.base_url)
     routes, paths = _path_table(document, "/v1")
     return Service(
         settings=settings, engine=engine, sessions=make_sessionmaker(engine),
-        reads=DirectReads(engine).execute,
+        reads=DirectReads(admitting).execute, reads_engine=admitting,
         usage=Usage(settings.ratelimit_storage, per_minute=settings.per_minute,
                     per_day=settings.per_day),
         document=document, document_json=orjson.dumps(document), routes=routes, paths=paths,
         public=cache.public_routes(document, "/v1"),
+        admissions=concurrent.futures.ThreadPoolExecutor(settings.admission_threads,
+                                                         thread_name_prefix="admit"),
     )
 
 

@@ -200,7 +200,7 @@ class ResponseCache:
         route, needed = public
         url = f"{scope['path']}?{scope['query_string'].decode('latin-1')}"
         shared = scope["extensions"]["agenda"]
-        consulted = await run_in_threadpool(
+        consulted = await self.service.admitting(
             self._consult, url, route, needed, headers[b"authorization"].decode("latin-1"),
             client_address(scope), headers.get(b"if-none-match", b"").decode("latin-1"))
         if consulted.entry is None:

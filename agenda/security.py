@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 
 from connexion.security import AbstractSecurityHandler
-from starlette.concurrency import run_in_threadpool
 
 from agenda.usage import Figures
 from models import tokens
@@ -38,7 +37,7 @@ def bearer_handler(service):
                     if isinstance(outcome, Exception):
                         raise outcome
                 else:
-                    outcome = await run_in_threadpool(
+                    outcome = await service.admitting(
                         admit, service, request.headers.get("authorization"), needed, route,
                         client_address(request.scope))
                 shared["admission"] = outcome

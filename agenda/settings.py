@@ -24,6 +24,11 @@ class Settings:
     # every request the full way (to measure it, or to rule the cache out).
     response_cache: bool = True
     response_cache_bytes: int = 32 * 1024 * 1024
+    # Threads per process that admit requests (token lookup, counting), each with a database
+    # connection of its own. One admits ~5,000 requests/s on local PostgreSQL; more raise
+    # throughput a little and the p99 a lot (they contend for the GIL with the event loop;
+    # bench/README.md). Raise it when the database is far away.
+    admission_threads: int = 1
     per_minute: int = 120
     per_day: int = 10_000
     provider_name: str = "Event Agenda Service B.V."

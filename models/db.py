@@ -49,7 +49,7 @@ def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
     return 12742.0 * math.asin(math.sqrt(a))
 
 
-def make_engine(url: str, *, pool_size: int = 10) -> Engine:
+def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True) -> Engine:
     """An engine for `url`: SQLite with foreign keys and WAL, PostgreSQL with a sized pool."""
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 15})
@@ -65,8 +65,8 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
             dbapi_connection.create_function("haversine_km", 4, haversine_km, deterministic=True)
 
         return engine
-    # Connexion runs sync handlers on 10 threads per process: one connection each, a few spare.
-    return create_engine(url, pool_size=pool_size, max_overflow=5, pool_pre_ping=True,
+    # `pool_size`: one connection per thread that holds one (agenda/app.py), a few spare.
+    return create_engine(url, pool_size=pool_size, max_overflow=5, pool_pre_ping=pre_ping,
                          pool_recycle=1800)
 
 

@@ -12,7 +12,7 @@ def unreachable_app():
     # Nothing listens on port 9 of the loopback: every connection is refused at once.
     app = create_app({"database_url": "postgresql+psycopg://postgres@127.0.0.1:9/none"})
     yield app
-    app.service.engine.dispose()
+    app.service.close()
 
 
 def test_healthz_is_503_when_the_database_is_unreachable(unreachable_app):

@@ -134,7 +134,7 @@ def test_a_redis_outage_fails_open_and_counting_resumes_when_it_returns(
             private_redis.start()
             after = [client.get("/v1/genres", headers=headers) for _ in range(3)]
     finally:
-        app.service.engine.dispose()
+        app.service.close()
     assert all(r.status_code == 200 for r in after)
     # The restarted Redis kept nothing: counting starts again from one.
     assert after[-1].headers["x-ratelimit-remaining"] in ("118", "117")

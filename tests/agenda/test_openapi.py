@@ -113,4 +113,4 @@ def test_the_served_document_is_serialized_once(database_url):
         assert client.get("/v1/openapi.json").content == first
         assert client.get("/v1/openapi.json").content is not None
     assert app.service.document_json is first
-    app.service.engine.dispose()
+    app.service.close()

@@ -489,7 +489,7 @@ def served(database_url, smtp):  # noqa: F811 - the fixture
     instance.should_exit = True
     thread.join(timeout=10)
     listener.close()
-    app.service.engine.dispose()
+    app.service.close()
 
 
 def test_the_same_500_items_sent_ten_times_at_once_add_each_ticket_once(committed, served,

@@ -56,7 +56,7 @@ def served(mcp_database_url):
     yield app
     server.should_exit = True
     thread.join(10)
-    app.service.engine.dispose()
+    app.service.close()
 
 
 @pytest.fixture(scope="session")

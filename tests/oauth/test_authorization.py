@@ -435,7 +435,7 @@ def test_a_plain_http_site_address_gets_an_oauth_error_not_a_500(database_url):
         response = client.post("/oauth/token", data={"grant_type": "refresh_token",
                                                      "refresh_token": "svc_ort_x",
                                                      "client_id": "cli_x"})
-    insecure.service.engine.dispose()
+    insecure.service.close()
     assert response.status_code == 400
     assert response.json()["error"] == "insecure_transport"
 

@@ -90,7 +90,7 @@ class Site:
         self._server.should_exit = True
         self._thread.join(timeout=30)
         self._socket.close()
-        self.app.service.engine.dispose()
+        self.app.service.close()
 
     def access(self, token: str) -> oauth.Access | None:
         """What the token gives now, read on a fresh session of the served database."""
