@@ -316,14 +316,14 @@ def main() -> None:
 def heading(url: str, args) -> str:
     """The line naming when, what and where the run measured."""
     def run(*command: str) -> str:
-        return subprocess.run(command, cwd=ROOT, check=True, capture_output=True,
-                              text=True).stdout.strip()
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
 
     engine = create_engine(url)
     with engine.connect() as connection:
         postgres = connection.execute(text("SHOW server_version")).scalar().split()[0]
     engine.dispose()
-    commit = run("git", "rev-parse", "--short", "HEAD")
+    commit = run("git", "rev-parse", "--short", "HEAD") or "unknown (not a git checkout)"
     if run("git", "status", "--porcelain"):
         commit += " (with uncommitted changes)"
     return (f"{dt.datetime.now():%Y-%m-%d %H:%M}, commit {commit}, on a {run('nproc')}-core "
