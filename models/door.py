@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from models import badges, events
@@ -41,6 +42,37 @@ class Verdict:
     reason: str | None = None
 
 
+class _DoorTicket(NamedTuple):
+    id: str
+    status: str
+    type: str
+    holder: str
+    person_id: str | None
+    scanned_at: int | None
+
+
+class _DoorEvent(NamedTuple):
+    id: str
+    slug: str
+    title: str
+    timezone: str
+    date: dt.date
+    last_date: dt.date
+    end_date: dt.date | None
+    start: str
+    end: str
+
+
+# Only what the door needs, in columns: no entities, none of an event's related rows.
+_TICKET_COLUMNS = len(_DoorTicket._fields)
+_CANDIDATES = (
+    select(*(getattr(Ticket, name) for name in _DoorTicket._fields),
+           *(getattr(Event, name) for name in _DoorEvent._fields))
+    .join(Event, Event.id == Ticket.event_id)
+    .where(Ticket.code == bindparam("code"), Event.organisation_id == bindparam("organisation_id"))
+)
+
+
 def code_of(scanned: str) -> str:
     """The ticket code in a scanned value: the code itself, or the `/t/<code>` of a URL."""
     match = _URL_CODE.search(scanned)
@@ -65,10 +97,9 @@ def scan(session: Session, *, organisation_id: str, scanned: str, event_id: str 
     if "\x00" in code or (event_id and "\x00" in event_id):
         # No ticket or event holds a NUL (PostgreSQL cannot even compare one).
         return _refuse("unknown", "No ticket with this code for this organisation.", now=now)
-    candidates = session.execute(
-        select(Ticket, Event).join(Event, Event.id == Ticket.event_id)
-        .where(Ticket.code == code, Event.organisation_id == organisation_id)
-    ).all()
+    candidates = [(_DoorTicket(*row[:_TICKET_COLUMNS]), _DoorEvent(*row[_TICKET_COLUMNS:]))
+                  for row in session.execute(_CANDIDATES, {"code": code,
+                                                           "organisation_id": organisation_id})]
     if not candidates:
         return _refuse("unknown", "No ticket with this code for this organisation.", now=now)
     moment = dt.datetime.fromtimestamp(now, dt.timezone.utc)
@@ -96,7 +127,9 @@ def scan(session: Session, *, organisation_id: str, scanned: str, event_id: str 
         .execution_options(synchronize_session=False)
     ).rowcount == 1
     if not accepted:
-        session.refresh(ticket)
+        status, scanned_at = session.execute(
+            select(Ticket.status, Ticket.scanned_at).where(Ticket.id == ticket.id)).one()
+        ticket = ticket._replace(status=status, scanned_at=scanned_at)
         if ticket.status == "void":
             return _refuse("void", "This ticket was refunded or cancelled.", ticket=ticket,
                            event=event, now=now)
@@ -114,12 +147,12 @@ def _open(event: Event, moment: dt.datetime) -> bool:
     return opens <= moment <= closes
 
 
-def _line(ticket: Ticket) -> str:
+def _line(ticket: _DoorTicket) -> str:
     return " · ".join(part for part in (ticket.type, ticket.holder) if part)
 
 
-def _refuse(status: str, reason: str, *, now: int, ticket: Ticket | None = None,
-            event: Event | None = None) -> Verdict:
+def _refuse(status: str, reason: str, *, now: int, ticket: _DoorTicket | None = None,
+            event: _DoorEvent | None = None) -> Verdict:
     return Verdict(ok=False, status=status, reason=reason,
                    title=event.title if event else "Unknown ticket", sub=reason,
                    type=ticket.type if ticket else "", holder=ticket.holder if ticket else "",
