@@ -121,15 +121,18 @@ def scan(session: Session, *, organisation_id: str, scanned: str, event_id: str 
         when = opens.strftime("%d-%m-%Y %H:%M")
         return _refuse("not_today", f"This ticket is for {event.title}; doors open {when}.",
                        ticket=ticket, event=event, now=now)
-    accepted = session.execute(
+    # A ticket already used needs no write; a valid one is taken by one conditional UPDATE,
+    # and a door that lost the race to another reads what the winner wrote.
+    accepted = ticket.status == "valid" and session.execute(
         update(Ticket).where(Ticket.id == ticket.id, Ticket.status == "valid")
         .values(status="used", scanned_at=now)
         .execution_options(synchronize_session=False)
     ).rowcount == 1
     if not accepted:
-        status, scanned_at = session.execute(
-            select(Ticket.status, Ticket.scanned_at).where(Ticket.id == ticket.id)).one()
-        ticket = ticket._replace(status=status, scanned_at=scanned_at)
+        if ticket.status == "valid":
+            status, scanned_at = session.execute(
+                select(Ticket.status, Ticket.scanned_at).where(Ticket.id == ticket.id)).one()
+            ticket = ticket._replace(status=status, scanned_at=scanned_at)
         if ticket.status == "void":
             return _refuse("void", "This ticket was refunded or cancelled.", ticket=ticket,
                            event=event, now=now)
