@@ -23,7 +23,7 @@ class Settings:
     # Public answers kept per process for repeated requests (agenda/cache.py); off serves
     # every request the full way (to measure it, or to rule the cache out).
     response_cache: bool = True
-    response_cache_bytes: int = 32 * 1024 * 1024
+    response_cache_bytes: int = 16 * 1024 * 1024
     # Threads per process that admit requests (token lookup, counting), each with a database
     # connection of its own. One admits ~5,000 requests/s on local PostgreSQL; more raise
     # throughput a little and the p99 a lot (they contend for the GIL with the event loop;

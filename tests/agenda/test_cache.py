@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete, event, text, update
 
+from agenda.cache import Entry, LocalEntries
 from models import importing, tokens
 from models.events import Event
 from models.people import Person
@@ -225,3 +226,18 @@ def test_a_statement_that_changes_nothing_keeps_the_stamp(db):
     assert db.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one() == stamp
     EventFactory(date=dt.date.today())
     assert db.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one() != stamp
+
+
+def test_the_cache_of_a_process_keeps_within_its_bytes_dropping_the_least_used():
+    def entry(size: int) -> Entry:
+        return Entry("s", 1, 'W/"t"', (), b"x" * size, 0)
+
+    local = LocalEntries(max_bytes=3_000)
+    for url in ("/a", "/b", "/c"):
+        local.put(url, entry(900))
+    assert local.get("/a") is not None  # /a is now the most recently used
+    local.put("/d", entry(900))
+    assert [url for url in ("/a", "/b", "/c", "/d") if local.get(url)] == ["/a", "/c", "/d"]
+    assert local.size <= 3_000
+    local.put("/huge", entry(5_000))
+    assert local.get("/huge") is None
