@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import math
+import re
 import secrets
 import time
 
@@ -86,13 +87,12 @@ class DirectReads:
 
     def __init__(self, engine: Engine):
         self.engine = engine
-        self._compiled: dict[int, tuple[str, dict, tuple | None, type]] = {}
+        self._compiled: dict[int, tuple[str, dict, tuple, type | None]] = {}
 
     def execute(self, statement, params: dict) -> list:
         sql, defaults, order, row_type = self._compile(statement)
         values = {**defaults, **params}
-        # SQLite's driver takes `?` in order; psycopg takes named parameters.
-        arguments = tuple(values[name] for name in order) if order else values
+        arguments = tuple(values[name] for name in order)
         dialect = self.engine.dialect
         for attempt in (1, 2):
             try:
@@ -105,11 +105,11 @@ class DirectReads:
                 try:
                     cursor = pooled.dbapi_connection.cursor()
                     cursor.execute(sql, arguments)
-                    rows = cursor.fetchall() if cursor.description else []
+                    rows = cursor.fetchall() if row_type else []
                     cursor.close()
                 finally:
                     dialect.reset_isolation_level(pooled.dbapi_connection)
-                return [row_type(*row) for row in rows]
+                return [row_type._make(row) for row in rows]
             except dialect.loaded_dbapi.Error as error:
                 dropped = isinstance(error, dialect.loaded_dbapi.OperationalError)
                 if dropped:
@@ -122,14 +122,21 @@ class DirectReads:
                 pooled.close()
         raise AssertionError("unreachable")
 
-    def _compile(self, statement) -> tuple[str, dict, tuple | None, type]:
+    def _compile(self, statement) -> tuple[str, dict, tuple, type | None]:
+        """(SQL with positional parameters, default values, parameter names in order, row type
+        or None for a statement without rows)."""
         known = self._compiled.get(id(statement))
         if known is None:
             compiled = statement.compile(dialect=self.engine.dialect)
+            sql = str(compiled)
+            if compiled.positional:  # SQLite: `?` in order
+                order = tuple(compiled.positiontup)
+            else:  # psycopg: `%(name)s`, rewritten as `%s` (cheaper to bind than a dict)
+                order = tuple(re.findall(r"%\((\w+)\)s", sql))
+                sql = re.sub(r"%\((\w+)\)s", "%s", sql)
             names = [column.key for column in getattr(statement, "selected_columns", [])]
-            known = (str(compiled), dict(compiled.params),
-                     tuple(compiled.positiontup) if compiled.positional else None,
-                     collections.namedtuple("Row", names) if names else tuple)
+            known = (sql, dict(compiled.params), order,
+                     collections.namedtuple("Row", names) if names else None)
             self._compiled[id(statement)] = known
         return known
 
