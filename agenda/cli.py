@@ -9,6 +9,7 @@ import time
 
 import click
 
+from agenda import openapi
 from agenda.settings import load
 from models import (
     deliveries,
@@ -230,6 +231,9 @@ def _serve(host: str, port: int, workers: int) -> None:
         os.environ["AGENDA_SECRET_KEY"] = secrets.token_urlsafe(32)
         click.echo("AGENDA_SECRET_KEY is not set: using a key for this run only.", err=True)
     os.environ.setdefault("AGENDA_SITE_URL", f"http://{host}:{port}")
+    # The document is checked here, once, for every worker.
+    document = openapi.load_document(load().base_url)
+    os.environ[openapi.CHECKED_VARIABLE] = openapi.digest_of(document).hex()
     storage = os.environ.get("AGENDA_RATELIMIT_STORAGE", "memory://")
     if workers > 1 and storage.startswith("memory://"):
         click.echo(f"{workers} workers count requests each on their own (memory://): the "

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import connexion.spec
@@ -30,8 +31,6 @@ from connexion.lifecycle import ConnexionRequest
 from connexion.validators import JSONRequestBodyValidator, JSONResponseBodyValidator
 from connexion.validators.parameter import ParameterValidator
 from jsonschema import Draft202012Validator
-from openapi_spec_validator import validate as validate_openapi
-from openapi_spec_validator.validation import OpenAPIV31SpecValidator
 
 from models.errors import BadRequest
 
@@ -42,13 +41,25 @@ FORMATS = Draft202012Validator.FORMAT_CHECKER
 
 # Digests of documents already validated in this process: validation takes seconds.
 _validated: set[bytes] = set()
+# Set by `agenda serve` to the digest of the document it validated before starting its
+# workers, which then skip the check (and its ~10 MB of validator) for that same document.
+CHECKED_VARIABLE = "AGENDA_CHECKED_DOCUMENT"
+
+
+def digest_of(document: dict) -> bytes:
+    """A digest of the document's content."""
+    return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).digest()
 
 
 def validate_31(document: dict) -> None:
-    """Check `document` as OpenAPI 3.1 (once per distinct document in a process)."""
-    digest = hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).digest()
-    if digest in _validated:
+    """Check `document` as OpenAPI 3.1 (once per distinct document in a process, and not at
+    all in a worker of `agenda serve`, which checked this very document already)."""
+    digest = digest_of(document)
+    if digest in _validated or os.environ.get(CHECKED_VARIABLE) == digest.hex():
         return
+    from openapi_spec_validator import validate as validate_openapi
+    from openapi_spec_validator.validation import OpenAPIV31SpecValidator
+
     validate_openapi(copy.deepcopy(document), cls=OpenAPIV31SpecValidator)
     _validated.add(digest)
 

@@ -114,3 +114,17 @@ def test_the_served_document_is_serialized_once(database_url):
         assert client.get("/v1/openapi.json").content is not None
     assert app.service.document_json is first
     app.service.close()
+
+
+def test_a_worker_skips_only_the_check_of_the_document_its_server_checked(monkeypatch):
+    from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+
+    from agenda import openapi as layer
+
+    document = layer.load_document("http://127.0.0.1:8080/v1")
+    broken = {**document, "paths": {"/x": {"get": {"responses": "not a mapping"}}}}
+    monkeypatch.setenv(layer.CHECKED_VARIABLE, layer.digest_of(broken).hex())
+    layer.validate_31(broken)  # checked by `agenda serve` already: not again
+    monkeypatch.setenv(layer.CHECKED_VARIABLE, layer.digest_of(document).hex())
+    with pytest.raises(OpenAPIValidationError, match="is not of type"):
+        layer.validate_31(broken)
