@@ -37,6 +37,7 @@ import time
 
 import orjson
 import redis
+from jsonschema import Draft202012Validator
 from starlette.concurrency import run_in_threadpool
 
 from agenda.security import Admission, Admitted, admit, client_address
@@ -197,7 +198,13 @@ class ResponseCache:
         if public is None or b"authorization" not in headers:
             await self.app(scope, receive, send)
             return
-        route, needed = public
+        route, needed, declared = public
+        for name, validator in declared:
+            value = headers.get(name)
+            if value is not None and not validator.is_valid(value.decode("latin-1")):
+                # A header the document bounds is out of bounds: Connexion refuses it.
+                await self.app(scope, receive, send)
+                return
         url = f"{scope['path']}?{scope['query_string'].decode('latin-1')}"
         shared = scope["extensions"]["agenda"]
         consulted = await self.service.admitting(
@@ -279,9 +286,12 @@ def matches(header: str, tag: str) -> bool:
     return any(item.strip().removeprefix("W/") == wanted for item in header.split(","))
 
 
-def public_routes(document: dict, prefix: str) -> list[tuple[re.Pattern, str, frozenset[str]]]:
-    """(path pattern, route template, scopes needed) of every GET operation that declares a
-    304: the public answers, the only ones this cache keeps."""
+def public_routes(document: dict, prefix: str) -> list[tuple[re.Pattern, str, frozenset[str],
+                                                               tuple]]:
+    """(path pattern, route template, scopes needed, (header name, validator) of each header
+    parameter) of every GET operation that declares a 304: the public answers, the only
+    ones this cache keeps. The URL is the key; the headers the document declares are
+    checked like Connexion checks them, before an answer is served again."""
     found = []
     for template, item in document["paths"].items():
         operation = item.get("get")
@@ -292,6 +302,21 @@ def public_routes(document: dict, prefix: str) -> list[tuple[re.Pattern, str, fr
             continue
         needed = frozenset(scope for requirement in security for scopes in requirement.values()
                            for scope in scopes)
+        parameters = [_resolved(document, p) for p in
+                      [*item.get("parameters", []), *operation.get("parameters", [])]]
+        declared = tuple((p["name"].lower().encode("latin-1"),
+                          Draft202012Validator(p.get("schema", {})))
+                         for p in parameters if p.get("in") == "header")
         pattern = re.compile(re.escape(prefix + template).replace(r"\{id\}", "[^/]+"))
-        found.append((pattern, prefix + template, needed))
+        found.append((pattern, prefix + template, needed, declared))
     return found
+
+
+def _resolved(document: dict, node: dict) -> dict:
+    """`node`, or the component its local `$ref` names."""
+    reference = node.get("$ref")
+    if not reference:
+        return node
+    for part in reference.removeprefix("#/").split("/"):
+        document = document[part]
+    return document

@@ -241,3 +241,12 @@ def test_the_cache_of_a_process_keeps_within_its_bytes_dropping_the_least_used()
     assert local.size <= 3_000
     local.put("/huge", entry(5_000))
     assert local.get("/huge") is None
+
+
+def test_a_header_out_of_the_documents_bounds_is_refused_although_the_answer_is_kept(
+        client, auth):
+    assert client.get("/v1/genres", headers=auth).status_code == 200
+    refused = client.get("/v1/genres", headers={**auth, "If-None-Match": "0" * 1025})
+    assert refused.status_code == 400
+    assert client.get("/v1/genres", headers={**auth, "If-None-Match": "0" * 1024}
+                      ).status_code == 200
