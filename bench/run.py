@@ -1,7 +1,7 @@
 """Benchmark GET /events at growing sizes, cached and the full way, against the framework floor.
 
     python bench/run.py [--sizes 10000,100000,1000000] [--duration 10] [--connections 32]
-                        [--output bench/results/latest-run.md]
+                        [--output bench/results/latest-run.md] [--no-organiser]
 
 Needs PostgreSQL (AGENDA_BENCH_DATABASE_URL, default the local server; a database
 `agenda_bench` is created) and wrk (`apt-get install wrk`). For each size it loads
@@ -19,8 +19,10 @@ body of the size of the first page) the same way. Every row gives requests/s, p5
 p99, the CPU time of the server's processes (master and workers) per request, the
 largest worker's resident memory after the run, and its throughput and CPU per request
 as ratios to the floor's. The table is printed after each size and, at the end, written
-with a line naming the date, commit, machine and settings to `--output`. Numbers are
-only comparable within one run: wrk shares the machine's cores with the servers.
+with a line naming the date, commit, machine and settings to `--output`, followed by
+the tables of `bench/organiser.py` (POST /scan by 8 doors, deliveries of 500 tickets),
+which it runs last unless `--no-organiser`. Numbers are only comparable within one run:
+wrk shares the machine's cores with the servers.
 """
 
 from __future__ import annotations
@@ -286,6 +288,9 @@ def main() -> None:
     options.add_argument("--connections", type=int, default=32)
     options.add_argument("--output", type=Path, default=OUTPUT,
                          help="the markdown file the final table is written to")
+    options.add_argument("--organiser", action=argparse.BooleanOptionalAction, default=True,
+                         help="then run bench/organiser.py (the door, deliveries) and add its "
+                              "tables (default) or not")
     args = options.parse_args()
     url = database(os.environ.get("AGENDA_BENCH_DATABASE_URL",
                                   "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"))
@@ -308,9 +313,20 @@ def main() -> None:
         results |= service(env, token, cached=False, **measuring)[1]
         rows.append((size, body_size, floor(env, body_size, **measuring), results))
         print("\n" + table(rows), flush=True)
+    doors = organiser(args.duration) if args.organiser else ""
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(f"{heading(url, args)}\n\n{table(rows)}\n\n{LEGEND}\n")
+    args.output.write_text(f"{heading(url, args)}\n\n{table(rows)}\n\n{LEGEND}\n{doors}")
     print(f"# written to {args.output}", flush=True)
+
+
+def organiser(duration: int) -> str:
+    """The tables of bench/organiser.py (its own servers and database), run after the sizes."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "organiser.py"),
+                           "--duration", str(duration)],
+                          check=True, capture_output=True, text=True)
+    tables = "\n".join(line for line in done.stdout.splitlines() if not line.startswith("#"))
+    print(tables, flush=True)
+    return f"\nPOST /scan and deliveries (`bench/organiser.py`):\n{tables}\n"
 
 
 def heading(url: str, args) -> str:
