@@ -11,7 +11,7 @@ with 2 workers and measures:
 
 - delivery: `--deliveries` POSTs of 500 external tickets each (fresh codes, one buyer
   address per ticket, none of them a member), each timed end to end; median and max
-  seconds. The time includes the mails the request sends within its budget (~0.9 s;
+  seconds. The time includes the mails the request sends within its budget (~0.8 s;
   no SMTP url is set, so they go to the log), unless `--no-invite`.
 - scan: POST /scan by 8 concurrent doors (wrk -t2, bench/scan.lua: a different
   delivered code every request). The first pass scans fresh tickets (`ok`); if it

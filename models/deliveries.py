@@ -44,7 +44,7 @@ MAX_ITEMS = 500
 # Seconds a delivering request may take in all: the tickets first, then its own mails
 # with what is left of it; the worker (`agenda worker`) sends the rest. Tests set it to
 # 0 or raise it.
-SEND_BUDGET_SECONDS = 0.9
+SEND_BUDGET_SECONDS = 0.8
 BATCHES_SHOWN = 20
 DEFAULT_TYPE = "Regular"
 
