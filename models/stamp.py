@@ -1,12 +1,20 @@
 """The catalogue stamp: a value that changes with every committed change to public data.
 
-Database triggers (migration 0007) give `catalogue_stamp.stamp` a new random value
-in the same transaction as any insert, update or delete on a table that public
-answers are built from, whoever writes it: a request, an import or a demo-data
-load in another process, an operator's SQL. The response cache (agenda/cache.py)
-keys its entries by the stamp, so a change is visible at once on every worker
-and host. Random values, not a counter: a rolled-back change can never hand its
-number to a different later change.
+Database triggers (migrations 0007 and 0008) give `catalogue_stamp.stamp` a new random
+value in the same transaction as any insert, update or delete on a table that public
+answers are built from, whoever writes it: a request, an import or a demo-data load
+in another process, an operator's SQL. The response cache (agenda/cache.py) keys its
+entries by the stamp, so a change is visible at once on every worker and host.
+Random values, not a counter: a rolled-back change can never hand its number to a
+different later change.
+
+On PostgreSQL the stamp row is written at commit, not at the change: a statement
+that changed rows notes its transaction in `catalogue_pending`, and a deferred
+trigger on that note renews the stamp as the transaction commits. So the row is
+locked for the moment of a commit, not for a whole transaction: a long import does
+not hold up a door scan that awards a badge, or a sign-up. (Tests run in a
+transaction that never commits; they set the trigger IMMEDIATE.) SQLite has one
+writer at a time and renews the stamp in row triggers.
 """
 
 from __future__ import annotations
@@ -64,6 +72,33 @@ POSTGRESQL_FUNCTIONS = [
       UPDATE catalogue_stamp SET stamp = gen_random_uuid()::text WHERE id = 1;
       RETURN NULL;
     END $$""",
+]
+
+
+# Migration 0008: the statement triggers note the transaction; the stamp is renewed once,
+# at its commit.
+POSTGRESQL_AT_COMMIT = [
+    "CREATE TABLE catalogue_pending (txid bigint PRIMARY KEY)",
+    """CREATE OR REPLACE FUNCTION catalogue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF EXISTS (SELECT 1 FROM changed) THEN
+        INSERT INTO catalogue_pending (txid) VALUES (txid_current()) ON CONFLICT DO NOTHING;
+      END IF;
+      RETURN NULL;
+    END $$""",
+    """CREATE OR REPLACE FUNCTION catalogue_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO catalogue_pending (txid) VALUES (txid_current()) ON CONFLICT DO NOTHING;
+      RETURN NULL;
+    END $$""",
+    """CREATE FUNCTION catalogue_committing() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE catalogue_stamp SET stamp = gen_random_uuid()::text WHERE id = 1;
+      DELETE FROM catalogue_pending WHERE txid = NEW.txid;
+      RETURN NULL;
+    END $$""",
+    "CREATE CONSTRAINT TRIGGER catalogue_committing AFTER INSERT ON catalogue_pending "
+    "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION catalogue_committing()",
 ]
 
 
