@@ -117,7 +117,7 @@ def build_service(settings: Settings) -> Service:
     # without pre-ping, the admission threads (`DirectReads` replaces a dropped one).
     engine = make_engine(settings.database_url, pool_size=FLASK_HANDLER_THREADS)
     admitting = make_engine(settings.database_url, pool_size=settings.admission_threads,
-                            pre_ping=False)
+                            pre_ping=False, custom_plans=False)
     document = openapi.load_document(settings.base_url)
     routes, paths = _path_table(document, "/v1")
     return Service(

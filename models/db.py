@@ -50,7 +50,8 @@ def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
     return 12742.0 * math.asin(math.sqrt(a))
 
 
-def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True) -> Engine:
+def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
+                custom_plans: bool = True) -> Engine:
     """An engine for `url`: SQLite with foreign keys and WAL, PostgreSQL with a sized pool."""
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 15})
@@ -67,12 +68,13 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True) -> Engi
 
         return engine
     # `pool_size`: one connection per thread that holds one (agenda/app.py), a few spare.
-    # Custom plans always: psycopg prepares a statement run 5 times, and PostgreSQL's generic
-    # plan for a filtered list (no values for the dates, the radius, the price) is a parallel
-    # scan of the whole table: at 1M events, 10 requests/s instead of hundreds (bench/).
+    # Custom plans (by default): psycopg prepares a statement run 5 times, and PostgreSQL's
+    # generic plan for a filtered list (no values for the dates, the radius, the price) is a
+    # parallel scan of the whole table: at 1M events, 10 requests/s instead of hundreds.
+    # The token lookup (one key) plans once: `custom_plans=False`.
+    options = {"options": "-c plan_cache_mode=force_custom_plan"} if custom_plans else {}
     return create_engine(url, pool_size=pool_size, max_overflow=5, pool_pre_ping=pre_ping,
-                         pool_recycle=1800,
-                         connect_args={"options": "-c plan_cache_mode=force_custom_plan"})
+                         pool_recycle=1800, connect_args=options)
 
 
 class DirectReads:
