@@ -47,9 +47,6 @@ def db(app):
     service = app.service
     connection = service.engine.connect()
     transaction = connection.begin()
-    if connection.dialect.name == "postgresql":
-        # The catalogue stamp is renewed at commit (models/stamp.py); a test never commits.
-        connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
     service.sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
     production_reads = service.reads
     service.reads = functools.partial(_rows, connection)
@@ -67,6 +64,12 @@ def db(app):
 
 def _rows(connection, statement, params) -> list:
     """`DirectReads.execute` on the test's connection (inside its transaction)."""
+    if connection.dialect.name == "postgresql":
+        # PostgreSQL renews the catalogue stamp as a change commits (models/stamp.py), and a
+        # test never commits: what the test wrote so far counts as committed for this
+        # request. (Switching to IMMEDIATE runs the deferred renewal now, once.)
+        connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
+        connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))
     result = connection.execute(statement, params)
     return result.all() if result.returns_rows else []
 

@@ -222,11 +222,17 @@ def test_every_catalogue_table_renews_the_stamp(db):
 
 
 def test_a_statement_that_changes_nothing_keeps_the_stamp(db):
-    stamp = db.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one()
+    def stamp_as_if_committed() -> str:
+        if db.get_bind().dialect.name == "postgresql":  # renewed at commit: run that now
+            db.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
+            db.execute(text("SET CONSTRAINTS ALL DEFERRED"))
+        return db.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one()
+
+    stamp = stamp_as_if_committed()
     db.execute(update(Event).where(Event.id == "evt_none").values(title="x"))
-    assert db.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one() == stamp
+    assert stamp_as_if_committed() == stamp
     EventFactory(date=dt.date.today())
-    assert db.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one() != stamp
+    assert stamp_as_if_committed() != stamp
 
 
 def test_the_cache_of_a_process_keeps_within_its_bytes_dropping_the_least_used():
