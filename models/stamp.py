@@ -1,6 +1,6 @@
 """The catalogue stamp: a value that changes with every committed change to public data.
 
-Database triggers (migrations 0007 and 0008) give `catalogue_stamp.stamp` a new random
+Database triggers (migration 0007) give `catalogue_stamp.stamp` a new random
 value in the same transaction as any insert, update or delete on a table that public
 answers are built from, whoever writes it: a request, an import or a demo-data load
 in another process, an operator's SQL. The response cache (agenda/cache.py) keys its
@@ -59,34 +59,17 @@ def postgresql_triggers(table: str) -> list[str]:
          f"FOR EACH STATEMENT EXECUTE FUNCTION catalogue_truncated()"]
 
 
+# The statement triggers note the transaction; the stamp is renewed once, at its commit.
 POSTGRESQL_FUNCTIONS = [
-    """CREATE FUNCTION catalogue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF EXISTS (SELECT 1 FROM changed) THEN
-        UPDATE catalogue_stamp SET stamp = gen_random_uuid()::text WHERE id = 1;
-      END IF;
-      RETURN NULL;
-    END $$""",
-    """CREATE FUNCTION catalogue_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      UPDATE catalogue_stamp SET stamp = gen_random_uuid()::text WHERE id = 1;
-      RETURN NULL;
-    END $$""",
-]
-
-
-# Migration 0008: the statement triggers note the transaction; the stamp is renewed once,
-# at its commit.
-POSTGRESQL_AT_COMMIT = [
     "CREATE TABLE catalogue_pending (txid bigint PRIMARY KEY)",
-    """CREATE OR REPLACE FUNCTION catalogue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    """CREATE FUNCTION catalogue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF EXISTS (SELECT 1 FROM changed) THEN
         INSERT INTO catalogue_pending (txid) VALUES (txid_current()) ON CONFLICT DO NOTHING;
       END IF;
       RETURN NULL;
     END $$""",
-    """CREATE OR REPLACE FUNCTION catalogue_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
+    """CREATE FUNCTION catalogue_truncated() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       INSERT INTO catalogue_pending (txid) VALUES (txid_current()) ON CONFLICT DO NOTHING;
       RETURN NULL;

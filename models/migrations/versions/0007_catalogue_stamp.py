@@ -1,4 +1,4 @@
-"""catalogue stamp: one row that triggers renew on every change to public data
+"""catalogue stamp: one row that triggers renew on every committed change to public data
 
 Revision ID: 0007
 Revises: 0006
@@ -45,6 +45,7 @@ def downgrade() -> None:
             else:
                 op.execute(f"DROP TRIGGER IF EXISTS catalogue_{event}_{table}")
     if postgresql:
-        op.execute("DROP FUNCTION IF EXISTS catalogue_changed()")
-        op.execute("DROP FUNCTION IF EXISTS catalogue_truncated()")
+        op.execute("DROP TABLE catalogue_pending")  # with its trigger
+        for function in ("catalogue_changed", "catalogue_truncated", "catalogue_committing"):
+            op.execute(f"DROP FUNCTION {function}()")
     op.drop_table('catalogue_stamp')
