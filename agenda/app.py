@@ -104,10 +104,10 @@ def _path_table(document: dict, prefix: str):
         methods = [m for m in HTTP_METHODS if m in item]
         for method in methods:
             routes[handler_of(item[method])] = prefix + template
-        pattern = re.compile(re.escape(prefix + template).replace(r"\{id\}", "[^/]+"))
         if "get" in methods:
             methods = [*methods, "head"]
-        paths.append((pattern, sorted(m.upper() for m in methods)))
+        paths.append((openapi.path_pattern(prefix + template),
+                      sorted(m.upper() for m in methods)))
     return routes, paths
 
 

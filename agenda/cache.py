@@ -33,14 +33,15 @@ import logging
 import re
 import struct
 import threading
-import time
 
 import orjson
 import redis
 from jsonschema import Draft202012Validator
 from starlette.concurrency import run_in_threadpool
 
+from agenda.openapi import path_pattern
 from agenda.security import Admission, Admitted, admit, client_address
+from agenda.usage import OncePerMinute, RedisCounters
 
 log = logging.getLogger("agenda.cache")
 # Response headers that belong to one request, not to the answer.
@@ -141,9 +142,9 @@ class LocalEntries:
 class SharedEntries:
     """Entries in Redis, for every worker and host; failures only cost sharing."""
 
-    def __init__(self, url: str):
-        self.client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
-        self._warned_at = 0.0
+    def __init__(self, client: redis.Redis):
+        self.client = client
+        self._warn = OncePerMinute(log, "Redis unreachable, cached answers are not shared: %s")
 
     @staticmethod
     def key(url: str) -> str:
@@ -163,12 +164,6 @@ class SharedEntries:
         except redis.RedisError as error:
             self._warn(error)
 
-    def _warn(self, error: Exception) -> None:
-        now = time.monotonic()
-        if now - self._warned_at >= 60:
-            self._warned_at = now
-            log.warning("Redis unreachable, cached answers are not shared: %s", error)
-
 
 @dataclasses.dataclass
 class Consulted:
@@ -187,9 +182,9 @@ class ResponseCache:
         self.app = app
         self.service = service
         self.local = LocalEntries(service.settings.response_cache_bytes)
-        storage = service.settings.ratelimit_storage
-        self.shared = (SharedEntries(storage)
-                       if storage.startswith(("redis://", "rediss://", "unix://")) else None)
+        # The Redis of the rate limits (its connections too), when limits are kept there.
+        counters = service.usage.store
+        self.shared = SharedEntries(counters.client) if isinstance(counters, RedisCounters) else None
 
     async def __call__(self, scope, receive, send):
         public = (self.service.public_route(scope["path"])
@@ -307,8 +302,7 @@ def public_routes(document: dict, prefix: str) -> list[tuple[re.Pattern, str, fr
         declared = tuple((p["name"].lower().encode("latin-1"),
                           Draft202012Validator(p.get("schema", {})))
                          for p in parameters if p.get("in") == "header")
-        pattern = re.compile(re.escape(prefix + template).replace(r"\{id\}", "[^/]+"))
-        found.append((pattern, prefix + template, needed, declared))
+        found.append((path_pattern(prefix + template), prefix + template, needed, declared))
     return found
 
 

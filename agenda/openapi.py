@@ -20,6 +20,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import connexion.spec
@@ -71,6 +72,11 @@ def load_document(base_url: str) -> dict:
     document["servers"] = [{"url": base_url, "description": "this deployment"}]
     validate_31(document)
     return document
+
+
+def path_pattern(template: str) -> re.Pattern:
+    """The concrete request paths of a path template of the document (`/v1/events/{id}`)."""
+    return re.compile(re.escape(template).replace(r"\{id\}", "[^/]+"))
 
 
 def _validate_spec_31(cls, spec: dict) -> None:

@@ -186,6 +186,20 @@ class RedisCounters:
             raise StoreUnavailable(str(error)) from error
 
 
+class OncePerMinute:
+    """A warning logged at most once a minute: an outage would otherwise log every request."""
+
+    def __init__(self, logger: logging.Logger, message: str):
+        self.logger, self.message = logger, message
+        self._warned_at: float | None = None
+
+    def __call__(self, error: Exception) -> None:
+        now = time.monotonic()
+        if self._warned_at is None or now - self._warned_at >= 60:
+            self._warned_at = now
+            self.logger.warning(self.message, error)
+
+
 def counters_for(url: str):
     """The counter store an `AGENDA_RATELIMIT_STORAGE` URL names."""
     if url.startswith("memory://"):
@@ -203,7 +217,8 @@ class Usage:
         self.per_minute = per_minute
         self.per_day = per_day
         self.clock = clock
-        self._warned_at = 0.0
+        self._warn = OncePerMinute(
+            log, "rate-limit store unreachable, answering without limits: %s")
 
     def hit(self, caller: Caller, route: str) -> Figures:
         """Count one request of `caller` on `route`; `RateLimited` when over a limit."""
@@ -314,9 +329,3 @@ class Usage:
         """Figures while the store is unreachable: the limits, nothing counted."""
         keys = _Keys(caller.token_id, moment)
         return self._figures(caller, keys, moment, 0, 0)
-
-    def _warn(self, error: Exception) -> None:
-        now = time.monotonic()
-        if now - self._warned_at >= 60:
-            self._warned_at = now
-            log.warning("rate-limit store unreachable, answering without limits: %s", error)
