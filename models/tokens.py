@@ -7,6 +7,7 @@ tokens apart; the token itself is shown once, when it is created.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import secrets
 
@@ -14,7 +15,7 @@ from sqlalchemy import ForeignKey, Integer, String, bindparam, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from models import stamp
-from models.db import Base, Timestamp, new_id, now
+from models.db import Base, Timestamp, new_id, now, rows
 from models.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from models.organisations import Organisation
 
@@ -117,11 +118,7 @@ def create_token(session: Session, *, organisation: Organisation, name: str,
 
 def authenticate(session: Session, token: str) -> Caller:
     """The caller behind a bearer token; refuses unknown, revoked and suspended ones."""
-    def execute(statement, params) -> list:
-        result = session.connection().execute(statement, params)
-        return result.all() if result.returns_rows else []
-
-    return authenticate_with_stamp(execute, token)[0]
+    return authenticate_with_stamp(functools.partial(rows, session.connection()), token)[0]
 
 
 def authenticate_with_stamp(execute, token: str) -> tuple[Caller, str]:

@@ -14,7 +14,7 @@ from sqlalchemy import text
 
 from agenda.app import create_app
 from models import migrate, tokens
-from models.db import make_engine
+from models.db import make_engine, rows
 from tests import factories
 from tests.servers import drop_database, scratch_database
 
@@ -70,8 +70,7 @@ def _rows(connection, statement, params) -> list:
         # request. (Switching to IMMEDIATE runs the deferred renewal now, once.)
         connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
         connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))
-    result = connection.execute(statement, params)
-    return result.all() if result.returns_rows else []
+    return rows(connection, statement, params)
 
 
 @pytest.fixture
