@@ -302,6 +302,17 @@ class Usage:
             return self._unknown(caller, moment)
         return self._figures(caller, keys, moment, in_minute, used)
 
+    def used_today(self, callers: list[Caller]) -> list[int]:
+        """Each caller's requests counted today (as `figures(...).used_today`), in one read."""
+        moment = self.clock()
+        try:
+            used = self.store.get([_Keys(caller.token_id, moment).day for caller in callers])
+        except StoreUnavailable as error:
+            self._warn(error)
+            used = [0] * len(callers)
+        return [min(max(count, 0), caller.per_day or self.per_day)
+                for caller, count in zip(callers, used)]
+
     def usage_today(self, caller: Caller, routes: list[str]) -> list[dict]:
         """Today's count per route template, for the routes used at least once."""
         keys = _Keys(caller.token_id, self.clock())

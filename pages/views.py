@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, render_template, request
 
 from agenda.request import AMSTERDAM, service, session, settings, today
+from handlers import envelope
 from handlers.schemas import attribution
 from models import (artists, badges, catalogue, cities, events, festivals, organisations,
                     venues)
@@ -26,7 +27,6 @@ from pages.words import long_date, money, text_for
 
 blueprint = Blueprint("pages", __name__, template_folder="templates")
 
-PUBLIC_CACHE = "public, max-age=60"
 # Events listed on a venue, artist or city page.
 UPCOMING_LIMIT = 20
 
@@ -145,7 +145,7 @@ def request_locale() -> str:
 
 
 def _headers() -> dict[str, str]:
-    return {"Cache-Control": PUBLIC_CACHE, "Vary": "Accept-Language",
+    return {"Cache-Control": envelope.PUBLIC_CACHE, "Vary": "Accept-Language",
             "X-Content-Type-Options": "nosniff"}
 
 
@@ -160,9 +160,22 @@ def _page(template: str, *, title: str | None, status: int = 200, locale: str | 
                            money=lambda amount: money(amount, locale),
                            day_of=lambda moment: dt.datetime.fromtimestamp(moment, AMSTERDAM).date(),
                            path=request.path, **values)
+    return html_response(body, status=status, private=False)
+
+
+def html_response(body: str, *, status: int, private: bool) -> Response:
+    """A page with the site's security headers. A public page may be cached a minute and
+    shows images of events, venues and artists (from other sites); a `private` one (the
+    portal, tickets) is never stored, loads no image and sends no referrer."""
+    if private:
+        headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+                   "Referrer-Policy": "no-referrer"}
+        images = ""
+    else:
+        headers = {**_headers(), "Referrer-Policy": "strict-origin-when-cross-origin"}
+        images = "img-src https:; "
     return Response(body, status=status, mimetype="text/html", headers={
-        **_headers(), "X-Frame-Options": "DENY", "Referrer-Policy": "strict-origin-when-cross-origin",
-        # Images of events, venues and artists live on other sites; nothing else is loaded.
-        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-                                   "img-src https:; form-action 'self'; base-uri 'none'; "
+        **headers, "X-Frame-Options": "DENY",
+        "Content-Security-Policy": f"default-src 'none'; style-src 'unsafe-inline'; {images}"
+                                   "form-action 'self'; base-uri 'none'; "
                                    "frame-ancestors 'none'"})

@@ -39,7 +39,7 @@ from models.errors import BadRequest, NotFound
 from models.organisations import Organisation
 from models.people import Person
 from oauth.views import check_csrf, csrf_token, signed_in
-from pages.views import request_locale
+from pages.views import html_response, request_locale
 from pages.words import long_date
 from portal.words import text_for
 
@@ -167,13 +167,14 @@ def _back_to_api(organisation_id: str) -> Response:
 
 def _api_page(person: Person, organisation, role: str, *, created=None,
               problems: list[dict] = (), status: int = 200) -> Response:
-    usage = service().usage
-    rows = []
-    for record in tokens.list_tokens(session(), organisation.id):
-        caller = tokens.Caller(token_id=record.id, organisation_id=organisation.id,
-                               scopes=frozenset(record.scope_list), per_day=record.per_day)
-        rows.append({"token": record, "used_today": usage.figures(caller).used_today,
-                     "manageable": set(record.scope_list) <= CREATABLE[role]})
+    records = tokens.list_tokens(session(), organisation.id)
+    used = service().usage.used_today([
+        tokens.Caller(token_id=record.id, organisation_id=organisation.id,
+                      scopes=frozenset(record.scope_list), per_day=record.per_day)
+        for record in records])
+    rows = [{"token": record, "used_today": count,
+             "manageable": set(record.scope_list) <= CREATABLE[role]}
+            for record, count in zip(records, used)]
     offered = [scope for scope in tokens.SCOPES if scope in CREATABLE[role]]
     if "tickets" in offered and not organisation.ticket_shop_url:
         offered.remove("tickets")
@@ -249,12 +250,7 @@ def _page(template: str, *, title: str | None, status: int = 200, **values) -> R
     body = render_template(template, t=text_for(locale), locale=locale, site=settings().site_url,
                            title=title, attribution=attribution(settings()), path=request.path,
                            when=lambda moment: _when(moment, locale), **values)
-    return Response(body, status=status, mimetype="text/html", headers={
-        "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
-        "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer",
-        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-                                   "form-action 'self'; base-uri 'none'; "
-                                   "frame-ancestors 'none'"})
+    return html_response(body, status=status, private=True)
 
 
 def _when(moment: int | None, locale: str) -> str:

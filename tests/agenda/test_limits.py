@@ -8,7 +8,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from agenda.usage import Usage
 from models import tokens
+from models.tokens import Caller
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 
@@ -149,3 +151,15 @@ def test_a_429_carries_the_request_id_and_the_limit_headers(client, make_token, 
     for header in ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset",
                    "ratelimit", "ratelimit-policy", "retry-after"):
         assert header in refused.headers
+
+
+def test_the_requests_of_many_tokens_today_are_read_at_once():
+    usage = Usage("memory://", per_minute=1000, per_day=10_000)
+    busy, idle, capped = (Caller(token_id=name, organisation_id="org", scopes=frozenset(),
+                                 per_day=per_day)
+                          for name, per_day in (("busy", None), ("idle", None), ("capped", 2)))
+    for caller, times in ((busy, 3), (capped, 2)):
+        for _ in range(times):
+            usage.hit(caller, "/v1/genres")
+    assert usage.used_today([busy, idle, capped]) == [3, 0, 2]
+    assert usage.used_today([busy]) == [usage.figures(busy).used_today]
