@@ -40,7 +40,7 @@ from jsonschema import Draft202012Validator
 from starlette.concurrency import run_in_threadpool
 
 from agenda.openapi import path_pattern
-from agenda.security import Admission, Admitted, admit, client_address
+from agenda.security import Admission, Admitted, admit, at_once, client_address
 from agenda.usage import OncePerMinute, RedisCounters
 
 log = logging.getLogger("agenda.cache")
@@ -202,9 +202,11 @@ class ResponseCache:
                 return
         url = f"{scope['path']}?{scope['query_string'].decode('latin-1')}"
         shared = scope["extensions"]["agenda"]
+        header = headers[b"authorization"].decode("latin-1")
         consulted = await self.service.admitting(
-            self._consult, url, route, needed, headers[b"authorization"].decode("latin-1"),
-            client_address(scope), headers.get(b"if-none-match", b"").decode("latin-1"))
+            self._consult, url, route, needed, header, client_address(scope),
+            headers.get(b"if-none-match", b"").decode("latin-1"),
+            at_once=at_once(self.service, header))
         if consulted.entry is None:
             shared["admitted"] = consulted.admitted
             await self._full_path(scope, receive, send, url, shared)

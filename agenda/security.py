@@ -37,9 +37,10 @@ def bearer_handler(service):
                     if isinstance(outcome, Exception):
                         raise outcome
                 else:
+                    header = request.headers.get("authorization")
                     outcome = await service.admitting(
-                        admit, service, request.headers.get("authorization"), needed, route,
-                        client_address(request.scope))
+                        admit, service, header, needed, route, client_address(request.scope),
+                        at_once=at_once(service, header))
                 shared["admission"] = outcome
                 shared["ratelimit"] = outcome.figures.headers()
                 return {"sub": outcome.caller.token_id, "caller": outcome.caller}
@@ -75,7 +76,7 @@ def admit(service, header: str | None, needed: frozenset[str], route: str,
     """Authenticate, check the scope, count the request: in a worker thread (database, Redis)."""
     try:
         token = bearer_token(header)
-        caller, stamp = tokens.authenticate_with_stamp(service.reads, token)
+        caller, stamp = tokens.authenticate_with_stamp(service.reads, token, service.watch)
     except Unauthorized:
         # Guessing tokens is slow: failed attempts are limited per client address.
         service.usage.refuse_unauthenticated(address)
@@ -88,6 +89,17 @@ def admit(service, header: str | None, needed: frozenset[str], route: str,
                                  f'Bearer error="insufficient_scope", scope="{scope}"'})
     return Admission(caller, service.usage.hit(caller, route), stamp,
                      int(service.usage.clock() // 3600))
+
+
+def at_once(service, header: str | None) -> bool:
+    """Whether a request with this Authorization header is admitted without waiting on
+    anything: its token known to this process (models/watch.py) and limits counted in it."""
+    if not service.usage.in_process:
+        return False
+    try:
+        return tokens.known_to(service.watch, bearer_token(header))
+    except Unauthorized:
+        return False
 
 
 def client_address(scope) -> str:

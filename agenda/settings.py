@@ -29,6 +29,11 @@ class Settings:
     # throughput a little and the p99 a lot (they contend for the GIL with the event loop:
     # 2 threads, p99 119 ms against 16). Raise it when the database is far away.
     admission_threads: int = 1
+    # PostgreSQL: each process keeps the tokens it has seen and the catalogue stamp, told of
+    # changes by notifications (models/watch.py), instead of reading them every request.
+    # Off where LISTEN does not work (a PgBouncer pooling transactions), or where nothing
+    # commits (the tests' transactions).
+    listen: bool = True
     per_minute: int = 120
     per_day: int = 10_000
     provider_name: str = "Event Agenda Service B.V."

@@ -220,6 +220,11 @@ class Usage:
         self._warn = OncePerMinute(
             log, "rate-limit store unreachable, answering without limits: %s")
 
+    @property
+    def in_process(self) -> bool:
+        """Whether requests are counted in this process (no round trip to count one)."""
+        return isinstance(self.store, MemoryCounters)
+
     def hit(self, caller: Caller, route: str) -> Figures:
         """Count one request of `caller` on `route`; `RateLimited` when over a limit."""
         moment = self.clock()

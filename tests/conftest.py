@@ -32,8 +32,9 @@ def database_url(worker_id):
 
 @pytest.fixture(scope="session")
 def app(database_url):
-    """The whole application, as a server would run it, plus response validation."""
-    return create_app({"database_url": database_url, "validate_responses": True,
+    """The whole application, as a server would run it, plus response validation; not
+    listening for notifications (models/watch.py), as its tests' transactions never commit."""
+    return create_app({"database_url": database_url, "validate_responses": True, "listen": False,
                        "secret_key": "test-secret", "site_url": "http://127.0.0.1:8080"})
 
 

@@ -1,9 +1,11 @@
 """The response cache across processes: `agenda serve` with two workers sharing Redis,
-while `agenda import` and `agenda demo-data` write the catalogue from processes of their own.
+while `agenda import` and `agenda demo-data` write the catalogue from processes of their own,
+and `agenda token revoke` revokes the token every worker knows (models/watch.py).
 """
 
 import os
 import subprocess
+import time
 
 import httpx
 import pytest
@@ -48,11 +50,16 @@ def _agenda(url: str, *args: str) -> None:
                    capture_output=True)
 
 
+def _revoke(url: str, token: str) -> None:
+    _agenda(url, "token", "revoke", token[:len(tokens.LIVE_PREFIX) + tokens.VISIBLE_CHARS])
+
+
 def test_writes_of_other_processes_are_visible_at_once_on_every_worker(database, redis_url):
     url, token = database
     env = {"AGENDA_DATABASE_URL": url, "AGENDA_SECRET_KEY": "cache",
            "AGENDA_RATELIMIT_STORAGE": redis_url}
-    headers = {"Authorization": f"Bearer {token}"}
+    # A connection each, so that both workers answer.
+    headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
     with agenda_serve(env, workers=2) as base, httpx.Client(base_url=base, headers=headers) as web:
         empty = [web.get("/v1/venues?limit=50") for _ in range(6)]
         assert {answer.headers["etag"] for answer in empty} == {empty[0].headers["etag"]}
@@ -68,7 +75,36 @@ def test_writes_of_other_processes_are_visible_at_once_on_every_worker(database,
         before = [web.get("/v1/events?limit=5").json()["data"] for _ in range(4)]
         _agenda(url, "demo-data", "--events", "100", "--seed", "3")
         after = [web.get("/v1/events?limit=5").json()["data"] for _ in range(4)]
+        _revoke(url, token)
+        revoked = [web.get("/v1/venues?limit=50") for _ in range(6)]
     assert all(answer == before[0] for answer in before)
     assert all(answer == after[0] for answer in after)
     assert len(after[0]) == 5
     assert {event["id"] for event in after[0]} - {event["id"] for event in before[0]}
+    assert {answer.status_code for answer in revoked} == {401}
+
+
+def test_requests_counted_in_each_worker_see_changes_at_once_too(database):
+    """Limits in memory: a token each worker knows is admitted without leaving the worker."""
+    url, token = database
+    env = {"AGENDA_DATABASE_URL": url, "AGENDA_SECRET_KEY": "cache",
+           "AGENDA_RATELIMIT_STORAGE": "memory://", "AGENDA_PER_MINUTE": "100000"}
+    # A connection each, so that both workers answer.
+    headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
+    with agenda_serve(env, workers=2) as base, httpx.Client(base_url=base, headers=headers) as web:
+        remaining = []
+        # Each worker counts on its own: a count seen twice is both workers answering (the
+        # second may still be starting: up to a minute on a busy machine).
+        deadline = time.monotonic() + 60
+        while len(remaining) == len(set(remaining)) and time.monotonic() < deadline:
+            answer = web.get("/v1/venues?limit=50")
+            assert answer.json()["data"] == []
+            remaining.append(answer.headers["x-ratelimit-remaining"])
+            time.sleep(0.05)
+        assert len(remaining) > len(set(remaining)), "one worker answered every request"
+        _agenda(url, "import", EXAMPLE)
+        imported = [web.get("/v1/venues?limit=50") for _ in range(10)]
+        _revoke(url, token)
+        revoked = [web.get("/v1/venues?limit=50") for _ in range(10)]
+    assert {len(answer.json()["data"]) for answer in imported} == {3}
+    assert {answer.status_code for answer in revoked} == {401}

@@ -4,22 +4,12 @@ through a transaction (models/stamp.py). Committed transactions on a database of
 import pytest
 from sqlalchemy import text
 
-from models import migrate
-from models.db import make_engine
-from tests.servers import drop_database, scratch_database
+SQLITE = "SQLite has one writer at a time and renews the stamp in row triggers"
 
 
 @pytest.fixture
-def engine(worker_id):
-    url = scratch_database(f"{worker_id}_stamp")
-    engine = make_engine(url)
-    if engine.dialect.name != "postgresql":
-        engine.dispose()
-        pytest.skip("SQLite has one writer at a time and renews the stamp in row triggers")
-    migrate.upgrade(engine)
-    yield engine
-    engine.dispose()
-    drop_database(url)
+def engine(committing):
+    return committing[1]
 
 
 def _stamp(engine) -> str:
