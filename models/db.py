@@ -11,7 +11,7 @@ import time
 from sqlalchemy import BigInteger, MetaData, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 NAMING = {
@@ -22,6 +22,8 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
+# A pooled connection idle this long is checked before use (`_ping_when_idle`).
+PING_AFTER_IDLE = 5.0
 # Unix seconds, as every timestamp of the API.
 Timestamp = BigInteger
 
@@ -51,7 +53,7 @@ def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
 
 
 def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
-                custom_plans: bool = True) -> Engine:
+                custom_plans: bool = True, ping_after: float = PING_AFTER_IDLE) -> Engine:
     """An engine for `url`: SQLite with foreign keys and WAL, PostgreSQL with a sized pool."""
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 15})
@@ -73,8 +75,33 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
     # parallel scan of the whole table: at 1M events, 10 requests/s instead of hundreds.
     # The token lookup (one key) plans once: `custom_plans=False`.
     options = {"options": "-c plan_cache_mode=force_custom_plan"} if custom_plans else {}
-    return create_engine(url, pool_size=pool_size, max_overflow=5, pool_pre_ping=pre_ping,
-                         pool_recycle=1800, connect_args=options)
+    engine = create_engine(url, pool_size=pool_size, max_overflow=5, pool_recycle=1800,
+                           connect_args=options)
+    if pre_ping:
+        _ping_when_idle(engine, ping_after)
+    return engine
+
+
+def _ping_when_idle(engine: Engine, seconds: float) -> None:
+    """Check a pooled connection before use when it has been idle `seconds` or longer (a
+    database restart or a dropped link shows there), and replace it if it fails. Not every
+    checkout, as `pool_pre_ping` does: under load that was a round trip per request. A
+    connection that dies while in use fails its request (503) and invalidates the pool."""
+
+    @event.listens_for(engine, "checkin")
+    def _idle_from(_dbapi_connection, record):
+        record.info["idle_from"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _ping(dbapi_connection, record, _proxy):
+        idle_from = record.info.pop("idle_from", None)
+        if idle_from is None or time.monotonic() - idle_from < seconds:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except engine.dialect.loaded_dbapi.Error as error:
+            # The pool discards the connection and checks out another (a new one).
+            raise DisconnectionError(f"a pooled connection failed its ping: {error}") from error
 
 
 def rows(connection, statement, params: dict) -> list:
