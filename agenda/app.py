@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import copy
 import dataclasses
 import logging
@@ -164,9 +165,18 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
 
     # /mcp goes to the SDK's app right inside the outer middleware (request ids, body cap),
     # beside Connexion's stack; the SDK's session manager runs in the app's lifespan.
+    @contextlib.asynccontextmanager
+    async def lifespan(app=None):
+        async with mcp.lifespan(app):
+            yield
+        # uvicorn ends a worker with the signal it got once this returns (no atexit): what
+        # the log handlers hold (agenda/asgi.py writes lines in batches) is written now.
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+
     app = connexion.FlaskApp(
         __name__, middlewares=[outermost, cached, mcp.route, *ConnexionMiddleware.default_middlewares],
-        lifespan=mcp.lifespan,
+        lifespan=lifespan,
     )
     app.add_api(
         # Connexion resolves references and rewrites `servers` in the dict it is given.

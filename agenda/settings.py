@@ -34,6 +34,9 @@ class Settings:
     # Off where LISTEN does not work (a PgBouncer pooling transactions), or where nothing
     # commits (the tests' transactions).
     listen: bool = True
+    # The server's log lines are written in batches, at most this many seconds late (at once
+    # from a warning on, and as the server stops).
+    log_flush_seconds: int = 1
     per_minute: int = 120
     per_day: int = 10_000
     provider_name: str = "Event Agenda Service B.V."

@@ -1,0 +1,23 @@
+"""The server's entry point (agenda/asgi.py): its log, written in batches, keeps every line."""
+
+import uuid
+
+import httpx
+
+from tests.servers import agenda_serve
+
+
+def test_every_request_is_in_the_log_when_the_server_stops(database_url, tmp_path):
+    log = tmp_path / "agenda.log"
+    ids = [str(uuid.uuid4()) for _ in range(25)]
+    # Nothing would be written before the server stops, but for that stop.
+    env = {"AGENDA_DATABASE_URL": database_url, "AGENDA_LOG_FLUSH_SECONDS": "3600"}
+    with log.open("w") as written, agenda_serve(env, workers=2, log=written) as base:
+        for request_id in ids:
+            # A connection each, so that both workers answer.
+            httpx.get(f"{base}/healthz", headers={"X-Request-Id": request_id,
+                                                   "Connection": "close"})
+    lines = {line.rpartition("request_id=")[2]: line
+             for line in log.read_text().splitlines() if "agenda.access" in line}
+    assert set(ids) <= set(lines)
+    assert all(" GET /healthz 200 " in lines[request_id] for request_id in ids)
