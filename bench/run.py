@@ -176,12 +176,14 @@ def worker_rss_mb(leader: int) -> float:
 def wrk(url: str, token: str | None, *, duration: int, connections: int,
         script: Path | None = None, script_args: tuple[str, ...] = (),
         headers: dict[str, str] | None = None,
-        server: subprocess.Popen | None = None) -> dict:
+        server: subprocess.Popen | None = None, warm_up: bool = False) -> dict:
     """Requests/s, p50 and p99 (ms), the request count and any socket errors of wrk on `url`.
 
     `script` is a wrk Lua script (e.g. one that POSTs); `script_args` go to its `init`.
     With `server`, also its CPU µs per request during the run and its largest worker's
-    RSS (MB) after it. Answers of 400 and up are an error.
+    RSS (MB) after it. Answers of 400 and up are an error. With `warm_up`, the same load
+    runs for a second first, unmeasured: a row measures the steady state (a cached row its
+    cached answers, not the first requests of each worker, which go the full way).
     """
     command = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", url]
     for name, value in {**({"Authorization": f"Bearer {token}"} if token else {}),
@@ -190,6 +192,9 @@ def wrk(url: str, token: str | None, *, duration: int, connections: int,
     if script:
         command[1:1] = ["-s", str(script)]
         command += ["--", *script_args]
+    if warm_up:
+        subprocess.run([part if part != f"-d{duration}s" else "-d1s" for part in command],
+                       check=True, capture_output=True)
     before = cpu_seconds(server.pid) if server else 0.0
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     spent = cpu_seconds(server.pid) - before if server else 0.0
@@ -257,13 +262,13 @@ def service(env: dict, token: str, *, cached: bool, **options) -> tuple[int, dic
         base = f"http://127.0.0.1:{PORT}/v1/events?limit=25"
         body = get(base, token)[0]
         results = {f"{label}: {name}": wrk(f"{base}&{query}" if query else base, token,
-                                           server=server, **options)
+                                           server=server, warm_up=True, **options)
                    for name, query in SCENARIOS.items()}
         if cached:
             results[f"{label}: revalidation (304)"] = revalidation(base, token, server,
-                                                                   **options)
-        results[f"{label}: deep page (page {DEEP + 1})"] = wrk(deep_page(base, token), token,
-                                                             server=server, **options)
+                                                                   warm_up=True, **options)
+        results[f"{label}: deep page (page {DEEP + 1})"] = wrk(
+            deep_page(base, token), token, server=server, warm_up=True, **options)
     finally:
         stop(server)
     return len(body), results
@@ -276,7 +281,8 @@ def floor(env: dict, body_size: int, **options) -> dict:
                    {**env, "AGENDA_FLOOR_BYTES": str(body_size), "PYTHONPATH": str(ROOT)},
                    FLOOR_PORT)
     try:
-        return wrk(f"http://127.0.0.1:{FLOOR_PORT}/v1/floor", None, server=server, **options)
+        return wrk(f"http://127.0.0.1:{FLOOR_PORT}/v1/floor", None, server=server,
+                   warm_up=True, **options)
     finally:
         stop(server)
 
