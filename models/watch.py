@@ -128,19 +128,27 @@ class Watch:
     def _listen(self) -> None:
         """The thread: listen, and after a lost connection listen again (with a back-off)."""
         pause = 0.1
-        while not self._closing.is_set():
-            try:
-                with psycopg.connect(self._conninfo, autocommit=True, connect_timeout=5,
-                                     application_name=APPLICATION_NAME,
-                                     keepalives=1, keepalives_idle=10, keepalives_interval=5,
-                                     keepalives_count=3) as connection:
-                    self._follow(connection)
-            except psycopg.Error as error:
-                log.warning("Not listening to the database (reading it every request): %s",
-                            error)
+        try:
+            while not self._closing.is_set():
+                try:
+                    with psycopg.connect(self._conninfo, autocommit=True, connect_timeout=5,
+                                         application_name=APPLICATION_NAME,
+                                         keepalives=1, keepalives_idle=10,
+                                         keepalives_interval=5,
+                                         keepalives_count=3) as connection:
+                        self._follow(connection)
+                except psycopg.Error as error:
+                    log.warning("Not listening to the database (reading it every request): "
+                                "%s", error)
+                except Exception:  # noqa: BLE001 - never stop listening over one failure
+                    log.exception("Not listening to the database (reading it every request)")
+                # A connection that listened starts the back-off afresh.
+                pause = 0.1 if self._listened.is_set() else min(pause * 2, 5.0)
+                self._forget(listening=False)
+                self._closing.wait(pause)
+        finally:
+            # However the thread ends, nothing it knew is used any more.
             self._forget(listening=False)
-            self._closing.wait(pause)
-            pause = min(pause * 2, 5.0)
 
     def _follow(self, connection: psycopg.Connection) -> None:
         for channel in (CATALOGUE, TOKENS):

@@ -177,3 +177,25 @@ def test_a_closed_watch_knows_nothing(database, token, watch):
     assert not tokens.known_to(watch, token)
     tokens.authenticate_with_stamp(reads, token, watch)
     assert not tokens.known_to(watch, token)
+
+
+def test_a_failure_while_listening_forgets_everything_and_listens_again(database, token,
+                                                                        watch, monkeypatch):
+    reads = CountedReads(database[1])
+    tokens.authenticate_with_stamp(reads, token, watch)
+    notified, failed = watch._notified, []
+
+    def failing_once(channel, payload):
+        if not failed:
+            failed.append(channel)
+            raise RuntimeError("a bug in handling a notification")
+        notified(channel, payload)
+
+    monkeypatch.setattr(watch, "_notified", failing_once)
+    with database[1].begin() as connection:
+        connection.execute(text("UPDATE organisations SET bio = 'changed'"))
+    assert _eventually(lambda: failed and not tokens.known_to(watch, token))
+    assert watch.wait_listening(10)
+    assert _eventually(lambda: tokens.authenticate_with_stamp(reads, token, watch)
+                       and tokens.known_to(watch, token))
+    assert tokens.authenticate_with_stamp(reads, token, watch)[1] == _stamp(database[1])
