@@ -1,7 +1,7 @@
 """Benchmark GET /events at growing sizes, cached and the full way, against the framework floor.
 
     python bench/run.py [--sizes 10000,100000,1000000] [--duration 10] [--connections 32]
-                        [--output bench/results/latest-run.md] [--no-organiser]
+                        [--output bench/results/latest-run.md] [--redis URL] [--no-organiser]
 
 Needs PostgreSQL (AGENDA_BENCH_DATABASE_URL, default the local server; a database
 `agenda_bench` is created) and wrk (`apt-get install wrk`). For each size it loads
@@ -10,7 +10,8 @@ demo events (`agenda demo-data`) and serves the service with 2 workers, twice:
 - with the response cache (agenda/cache.py, the default): wrk repeats GET /events
   without and with each hot filter (`cached`); `revalidation` sends the first page
   with `If-None-Match: <its ETag>` (every answer must be a 304); `deep page` is the
-  41st page, reached by following `meta.next_cursor` 40 times;
+  41st page, reached by following `meta.next_cursor` 40 times; with `--redis URL`, a
+  third server counts the limits in that Redis for the unfiltered row;
 - without it (AGENDA_RESPONSE_CACHE=false): the same filters and the deep page, every
   request the full way (`full path`).
 
@@ -274,6 +275,19 @@ def service(env: dict, token: str, *, cached: bool, **options) -> tuple[int, dic
     return len(body), results
 
 
+def shared_limits(env: dict, token: str, redis_url: str, **options) -> dict:
+    """The unfiltered cached row with limits counted in Redis, as several workers or hosts
+    count them in production: a round trip to Redis a request."""
+    server = serve([str(BIN / "agenda"), "serve", "--port", str(PORT), "--workers", "2"],
+                   {**env, "AGENDA_RATELIMIT_STORAGE": redis_url}, PORT)
+    try:
+        return {"cached: no filter, limits in Redis": wrk(
+            f"http://127.0.0.1:{PORT}/v1/events?limit=25", token, server=server,
+            warm_up=True, **options)}
+    finally:
+        stop(server)
+
+
 def floor(env: dict, body_size: int, **options) -> dict:
     """Serve the framework floor with a body of `body_size` bytes and measure it."""
     server = serve([str(BIN / "uvicorn"), "bench.floor:app", "--port", str(FLOOR_PORT),
@@ -295,6 +309,9 @@ def main() -> None:
     options.add_argument("--connections", type=int, default=32)
     options.add_argument("--output", type=Path, default=OUTPUT,
                          help="the markdown file the final table is written to")
+    options.add_argument("--redis", metavar="URL",
+                         help="also measure the unfiltered cached row with limits counted in "
+                              "this Redis (e.g. redis://127.0.0.1:6379/0)")
     options.add_argument("--organiser", action=argparse.BooleanOptionalAction, default=True,
                          help="then run bench/organiser.py (the door, deliveries) and add its "
                               "tables (default) or not")
@@ -317,6 +334,8 @@ def main() -> None:
         print(f"# {size:,} events loaded in {time.time() - started:.0f} s", flush=True)
         maintain(url)
         body_size, results = service(env, token, cached=True, **measuring)
+        if args.redis:
+            results |= shared_limits(env, token, args.redis, **measuring)
         results |= service(env, token, cached=False, **measuring)[1]
         rows.append((size, body_size, floor(env, body_size, **measuring), results))
         print("\n" + table(rows), flush=True)
