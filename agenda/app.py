@@ -167,8 +167,12 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     # beside Connexion's stack; the SDK's session manager runs in the app's lifespan.
     @contextlib.asynccontextmanager
     async def lifespan(app=None):
-        async with mcp.lifespan(app):
-            yield
+        await service.usage.open()
+        try:
+            async with mcp.lifespan(app):
+                yield
+        finally:
+            await service.usage.close()
         # uvicorn ends a worker with the signal it got once this returns (no atexit): what
         # the log handlers hold (agenda/asgi.py writes lines in batches) is written now.
         for handler in logging.getLogger().handlers:

@@ -40,7 +40,15 @@ from jsonschema import Draft202012Validator
 from starlette.concurrency import run_in_threadpool
 
 from agenda.openapi import path_pattern
-from agenda.security import Admission, Admitted, admit, at_once, client_address
+from agenda.security import (
+    Admission,
+    Admitted,
+    admit,
+    admit_async,
+    at_once,
+    client_address,
+    counted_async,
+)
 from agenda.usage import OncePerMinute, RedisCounters
 
 log = logging.getLogger("agenda.cache")
@@ -203,10 +211,14 @@ class ResponseCache:
         url = f"{scope['path']}?{scope['query_string'].decode('latin-1')}"
         shared = scope["extensions"]["agenda"]
         header = headers[b"authorization"].decode("latin-1")
-        consulted = await self.service.admitting(
-            self._consult, url, route, needed, header, client_address(scope),
-            headers.get(b"if-none-match", b"").decode("latin-1"),
-            at_once=at_once(self.service, header))
+        if_none_match = headers.get(b"if-none-match", b"").decode("latin-1")
+        if counted_async(self.service, header):
+            consulted = await self._consult_async(url, route, needed, header,
+                                                  client_address(scope), if_none_match)
+        else:
+            consulted = await self.service.admitting(
+                self._consult, url, route, needed, header, client_address(scope),
+                if_none_match, at_once=at_once(self.service, header))
         if consulted.entry is None:
             shared["admitted"] = consulted.admitted
             await self._full_path(scope, receive, send, url, shared)
@@ -224,7 +236,27 @@ class ResponseCache:
             admission = admit(self.service, header, needed, route, address)
         except Exception as error:  # noqa: BLE001 - the security handler raises it again
             return Consulted(Admitted(route, needed, error))
+        return self._find(Consulted(Admitted(route, needed, admission)), url, if_none_match)
+
+    async def _consult_async(self, url: str, route: str, needed: frozenset[str], header: str,
+                             address: str, if_none_match: str) -> Consulted:
+        """`_consult` with the request counted from the event loop (`admit_async`); only
+        what else needs Redis (a shared entry, a 304's refund) goes to a worker thread."""
+        try:
+            admission = await admit_async(self.service, header, needed, route, address)
+        except Exception as error:  # noqa: BLE001 - the security handler raises it again
+            return Consulted(Admitted(route, needed, error))
         consulted = Consulted(Admitted(route, needed, admission))
+        entry = self.local.get(url)
+        if entry is not None and entry.fresh(admission) and not matches(if_none_match,
+                                                                        entry.etag):
+            consulted.entry = entry
+            return consulted
+        return await self.service.admitting(self._find, consulted, url, if_none_match)
+
+    def _find(self, consulted: Consulted, url: str, if_none_match: str) -> Consulted:
+        """A fresh entry for an admitted request, here or shared; the day of a 304 refunded."""
+        admission = consulted.admitted.outcome
         entry = self.local.get(url)
         if (entry is None or not entry.fresh(admission)) and self.shared is not None:
             entry = self.shared.get(url)

@@ -30,17 +30,15 @@ def bearer_handler(service):
                 operation_id = request.scope["extensions"]["connexion_routing"]["operation_id"]
                 route = service.routes[operation_id]
                 shared = request.scope["extensions"]["agenda"]
-                admitted = shared.pop("admitted", None)
-                if admitted is not None and admitted.route == route and admitted.needed == needed:
+                earlier = shared.pop("admitted", None)
+                if earlier is not None and earlier.route == route and earlier.needed == needed:
                     # The response cache admitted this request already (agenda/cache.py).
-                    outcome = admitted.outcome
+                    outcome = earlier.outcome
                     if isinstance(outcome, Exception):
                         raise outcome
                 else:
-                    header = request.headers.get("authorization")
-                    outcome = await service.admitting(
-                        admit, service, header, needed, route, client_address(request.scope),
-                        at_once=at_once(service, header))
+                    outcome = await admitted(service, request.headers.get("authorization"),
+                                             needed, route, client_address(request.scope))
                 shared["admission"] = outcome
                 shared["ratelimit"] = outcome.figures.headers()
                 return {"sub": outcome.caller.token_id, "caller": outcome.caller}
@@ -74,6 +72,31 @@ class Admitted:
 def admit(service, header: str | None, needed: frozenset[str], route: str,
           address: str) -> Admission:
     """Authenticate, check the scope, count the request: in a worker thread (database, Redis)."""
+    caller, stamp = _authenticated(service, header, needed, address)
+    return _admission(service, caller, service.usage.hit(caller, route), stamp)
+
+
+async def admit_async(service, header: str | None, needed: frozenset[str], route: str,
+                      address: str) -> Admission:
+    """`admit` for a request `counted_async` holds for: its token known, the request
+    counted in Redis from the event loop, no thread."""
+    caller, stamp = _authenticated(service, header, needed, address)
+    return _admission(service, caller, await service.usage.hit_async(caller, route), stamp)
+
+
+async def admitted(service, header: str | None, needed: frozenset[str], route: str,
+                   address: str) -> Admission:
+    """The request admitted the cheapest way there is for it: on the event loop when its
+    token is known (models/watch.py), else on the admission threads."""
+    if counted_async(service, header):
+        return await admit_async(service, header, needed, route, address)
+    return await service.admitting(admit, service, header, needed, route, address,
+                                   at_once=at_once(service, header))
+
+
+def _authenticated(service, header: str | None, needed: frozenset[str],
+                   address: str) -> tuple[Caller, str]:
+    """The caller and catalogue stamp of a request whose token has the `needed` scopes."""
     try:
         token = bearer_token(header)
         caller, stamp = tokens.authenticate_with_stamp(service.reads, token, service.watch)
@@ -87,15 +110,26 @@ def admit(service, header: str | None, needed: frozenset[str], route: str,
         raise Forbidden(f"This token lacks the scope {scope!r} that this endpoint needs.",
                         headers={"WWW-Authenticate":
                                  f'Bearer error="insufficient_scope", scope="{scope}"'})
-    return Admission(caller, service.usage.hit(caller, route), stamp,
-                     int(service.usage.clock() // 3600))
+    return caller, stamp
+
+
+def _admission(service, caller: Caller, figures: Figures, stamp: str) -> Admission:
+    return Admission(caller, figures, stamp, int(service.usage.clock() // 3600))
 
 
 def at_once(service, header: str | None) -> bool:
     """Whether a request with this Authorization header is admitted without waiting on
     anything: its token known to this process (models/watch.py) and limits counted in it."""
-    if not service.usage.in_process:
-        return False
+    return service.usage.in_process and _known(service, header)
+
+
+def counted_async(service, header: str | None) -> bool:
+    """Whether a request with this Authorization header is admitted on the event loop with
+    one round trip to Redis (`admit_async`): its token known, limits counted in Redis."""
+    return service.usage.counts_async and _known(service, header)
+
+
+def _known(service, header: str | None) -> bool:
     try:
         return tokens.known_to(service.watch, bearer_token(header))
     except Unauthorized:

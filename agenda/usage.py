@@ -6,6 +6,9 @@ Amsterdam midnight. (flask-limiter is not used: its windows start at a key's
 first hit and know no time zone.) One request is one atomic step: in memory
 under a lock, in Redis one Lua script (one round trip), so that several workers
 and hosts sharing Redis (`AGENDA_RATELIMIT_STORAGE=redis://...`) count exactly.
+A server also opens an asyncio client for Redis in its lifespan (`Usage.open`), so that
+a request whose token the process knows is counted from the event loop (`hit_async`)
+instead of on a thread (~135 against ~235 µs of CPU for a cached answer).
 
 When Redis cannot be reached the service fails open: requests are answered
 without limits and a warning is logged (at most once a minute) until Redis is
@@ -14,6 +17,7 @@ back, which redis-py notices by itself (see README, "Rate limits").
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import functools
@@ -23,6 +27,7 @@ import time
 from zoneinfo import ZoneInfo
 
 import redis
+import redis.asyncio
 
 from models.errors import RateLimited
 from models.tokens import Caller
@@ -158,17 +163,46 @@ return values
 """
 
 
+_TIMEOUTS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
+
+
+def _arguments(limits: list[int], ttls: list[int]) -> list[int]:
+    """ARGV of `_COUNT`: each key's limit and TTL."""
+    return [value for pair in zip(limits, ttls) for value in pair]
+
+
 class RedisCounters:
     """Counters shared by every worker and host through Redis."""
 
     def __init__(self, url: str):
-        self.client = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+        self.url = url
+        self.client = redis.Redis.from_url(url, **_TIMEOUTS)
         self._count = self.client.register_script(_COUNT)
+        # The event loop's own client (`open`), for `count_async`.
+        self.client_async: redis.asyncio.Redis | None = None
 
     def count(self, keys: list[str], limits: list[int], ttls: list[int]) -> list[int]:
-        args = [value for pair in zip(limits, ttls) for value in pair]
         try:
-            return [int(v) for v in self._count(keys=keys, args=args)]
+            return [int(v) for v in self._count(keys=keys, args=_arguments(limits, ttls))]
+        except redis.RedisError as error:
+            raise StoreUnavailable(str(error)) from error
+
+    async def open(self) -> None:
+        """Connect a client for the running event loop (the server's lifespan)."""
+        self.client_async = redis.asyncio.Redis.from_url(self.url, **_TIMEOUTS)
+        self._count_async = self.client_async.register_script(_COUNT)
+
+    async def close(self) -> None:
+        client, self.client_async = self.client_async, None
+        if client is not None:
+            await client.aclose()
+
+    async def count_async(self, keys: list[str], limits: list[int],
+                          ttls: list[int]) -> list[int]:
+        """`count` on the event loop, without a thread (after `open`)."""
+        try:
+            return [int(v) for v in await self._count_async(keys=keys,
+                                                            args=_arguments(limits, ttls))]
         except redis.RedisError as error:
             raise StoreUnavailable(str(error)) from error
 
@@ -225,19 +259,55 @@ class Usage:
         """Whether requests are counted in this process (no round trip to count one)."""
         return isinstance(self.store, MemoryCounters)
 
+    @property
+    def counts_async(self) -> bool:
+        """Whether `hit_async` counts on the event loop (Redis, once the server opened it)."""
+        return getattr(self.store, "client_async", None) is not None
+
+    async def open(self) -> None:
+        """Connect what counting on the event loop needs (the server's lifespan)."""
+        if isinstance(self.store, RedisCounters):
+            await self.store.open()
+
+    async def close(self) -> None:
+        if isinstance(self.store, RedisCounters):
+            await self.store.close()
+
     def hit(self, caller: Caller, route: str) -> Figures:
         """Count one request of `caller` on `route`; `RateLimited` when over a limit."""
-        moment = self.clock()
-        keys = _Keys(caller.token_id, moment)
-        per_day = caller.per_day or self.per_day
+        moment, keys, counted = self._counting(caller, route)
         try:
-            # The route's counter never limits; it only feeds GET /me's usage_today.
-            values = self.store.count([keys.minute, keys.day, keys.route(route)],
-                                      [self.per_minute, per_day, 2**62],
-                                      [MINUTE_TTL, DAY_TTL, DAY_TTL])
+            values = self.store.count(*counted)
         except StoreUnavailable as error:
             self._warn(error)
             return self._unknown(caller, moment)
+        return self._counted(caller, moment, keys, values)
+
+    async def hit_async(self, caller: Caller, route: str) -> Figures:
+        """`hit` with one round trip to Redis on the event loop, no thread (`counts_async`)."""
+        moment, keys, counted = self._counting(caller, route)
+        try:
+            values = await self.store.count_async(*counted)
+        except StoreUnavailable as error:
+            self._warn(error)
+            return self._unknown(caller, moment)
+        if values[0] > self.per_minute:
+            # Refused: its figures read the day's count, a round trip of its own (a thread).
+            return await asyncio.to_thread(self._counted, caller, moment, keys, values)
+        return self._counted(caller, moment, keys, values)
+
+    def _counting(self, caller: Caller, route: str) -> tuple[float, _Keys, tuple]:
+        """(moment, keys, the arguments of `store.count`) for one request."""
+        moment = self.clock()
+        keys = _Keys(caller.token_id, moment)
+        # The route's counter never limits; it only feeds GET /me's usage_today.
+        return moment, keys, ([keys.minute, keys.day, keys.route(route)],
+                              [self.per_minute, caller.per_day or self.per_day, 2**62],
+                              [MINUTE_TTL, DAY_TTL, DAY_TTL])
+
+    def _counted(self, caller: Caller, moment: float, keys: _Keys, values: list[int]) -> Figures:
+        """The figures of a counted request; `RateLimited` when it went over a limit."""
+        per_day = caller.per_day or self.per_day
         in_minute = values[0]
         if in_minute > self.per_minute:
             used = self._safe_get(keys.day)

@@ -4,6 +4,7 @@ and `agenda token revoke` revokes the token every worker knows (models/watch.py)
 """
 
 import os
+import re
 import subprocess
 import time
 
@@ -50,6 +51,11 @@ def _agenda(url: str, *args: str) -> None:
                    capture_output=True)
 
 
+def _left_today(answer: httpx.Response) -> int:
+    """The day's remaining requests in an answer's `RateLimit` header."""
+    return int(re.search(r'"day";r=(\d+)', answer.headers["ratelimit"]).group(1))
+
+
 def _revoke(url: str, token: str) -> None:
     _agenda(url, "token", "revoke", token[:len(tokens.LIVE_PREFIX) + tokens.VISIBLE_CHARS])
 
@@ -75,6 +81,13 @@ def test_writes_of_other_processes_are_visible_at_once_on_every_worker(database,
         before = [web.get("/v1/events?limit=5").json()["data"] for _ in range(4)]
         _agenda(url, "demo-data", "--events", "100", "--seed", "3")
         after = [web.get("/v1/events?limit=5").json()["data"] for _ in range(4)]
+        # A 304 costs no daily quota here either (counted from the event loop, refunded).
+        first = web.get("/v1/events?limit=5")
+        assert web.get("/v1/events?limit=5", headers={
+            "If-None-Match": first.headers["etag"]}).status_code == 304
+        then = web.get("/v1/events?limit=5")
+        assert _left_today(then) == _left_today(first) - 1
+
         _revoke(url, token)
         revoked = [web.get("/v1/venues?limit=50") for _ in range(6)]
     assert all(answer == before[0] for answer in before)
