@@ -77,14 +77,12 @@ class Service:
         if self.watch is not None:
             self.watch.close()
 
-    async def admitting(self, function, *args, at_once: bool = False):
-        """`function(*args)`: the token lookup and counting of every request. On the admission
-        threads, or here and now when `at_once` (`security.at_once`: nothing to wait for).
-        Threads of their own, not the shared pool of 40: with dozens of threads contending
-        for the GIL with the event loop, served-again answers had a p99 of 1.1 s at 3,500
-        req/s; on one thread, 16 ms at 5,300 req/s (2 workers, 2 cores)."""
-        if at_once:
-            return function(*args)
+    async def admitting(self, function, *args):
+        """`function(*args)` on the admission threads: the token lookup and counting of a
+        request that cannot be admitted on the event loop (`security.admitted`). Threads of
+        their own, not the shared pool of 40: with dozens of threads contending for the GIL
+        with the event loop, served-again answers had a p99 of 1.1 s at 3,500 req/s; on one
+        thread, 16 ms at 5,300 req/s (2 workers, 2 cores)."""
         return await asyncio.get_running_loop().run_in_executor(self.admissions, function, *args)
 
     def public_route(self, path: str) -> tuple[str, frozenset[str], tuple] | None:

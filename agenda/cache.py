@@ -40,15 +40,7 @@ from jsonschema import Draft202012Validator
 from starlette.concurrency import run_in_threadpool
 
 from agenda.openapi import path_pattern
-from agenda.security import (
-    Admission,
-    Admitted,
-    admit,
-    admit_async,
-    at_once,
-    client_address,
-    counted_async,
-)
+from agenda.security import Admission, Admitted, admitted, client_address
 from agenda.usage import OncePerMinute, RedisCounters
 
 log = logging.getLogger("agenda.cache")
@@ -210,15 +202,10 @@ class ResponseCache:
                 return
         url = f"{scope['path']}?{scope['query_string'].decode('latin-1')}"
         shared = scope["extensions"]["agenda"]
-        header = headers[b"authorization"].decode("latin-1")
-        if_none_match = headers.get(b"if-none-match", b"").decode("latin-1")
-        if counted_async(self.service, header):
-            consulted = await self._consult_async(url, route, needed, header,
-                                                  client_address(scope), if_none_match)
-        else:
-            consulted = await self.service.admitting(
-                self._consult, url, route, needed, header, client_address(scope),
-                if_none_match, at_once=at_once(self.service, header))
+        consulted = await self._consult(url, route, needed,
+                                        headers[b"authorization"].decode("latin-1"),
+                                        client_address(scope),
+                                        headers.get(b"if-none-match", b"").decode("latin-1"))
         if consulted.entry is None:
             shared["admitted"] = consulted.admitted
             await self._full_path(scope, receive, send, url, shared)
@@ -229,21 +216,12 @@ class ResponseCache:
             self.local.put(url, consulted.entry)
         await self._answer(send, consulted, shared["request_id"])
 
-    def _consult(self, url: str, route: str, needed: frozenset[str], header: str,
-                 address: str, if_none_match: str) -> Consulted:
-        """Admit the request; find a fresh entry; refund the day of a 304 (worker thread)."""
+    async def _consult(self, url: str, route: str, needed: frozenset[str], header: str,
+                       address: str, if_none_match: str) -> Consulted:
+        """Admit the request (`security.admitted`); find a fresh entry; refund the day of a
+        304. Only what needs Redis (a shared entry, the refund) goes to a worker thread."""
         try:
-            admission = admit(self.service, header, needed, route, address)
-        except Exception as error:  # noqa: BLE001 - the security handler raises it again
-            return Consulted(Admitted(route, needed, error))
-        return self._find(Consulted(Admitted(route, needed, admission)), url, if_none_match)
-
-    async def _consult_async(self, url: str, route: str, needed: frozenset[str], header: str,
-                             address: str, if_none_match: str) -> Consulted:
-        """`_consult` with the request counted from the event loop (`admit_async`); only
-        what else needs Redis (a shared entry, a 304's refund) goes to a worker thread."""
-        try:
-            admission = await admit_async(self.service, header, needed, route, address)
+            admission = await admitted(self.service, header, needed, route, address)
         except Exception as error:  # noqa: BLE001 - the security handler raises it again
             return Consulted(Admitted(route, needed, error))
         consulted = Consulted(Admitted(route, needed, admission))
@@ -252,6 +230,8 @@ class ResponseCache:
                                                                         entry.etag):
             consulted.entry = entry
             return consulted
+        if self.shared is None and self.service.usage.in_process:
+            return self._find(consulted, url, if_none_match)
         return await self.service.admitting(self._find, consulted, url, if_none_match)
 
     def _find(self, consulted: Consulted, url: str, if_none_match: str) -> Consulted:

@@ -72,31 +72,6 @@ class Admitted:
 def admit(service, header: str | None, needed: frozenset[str], route: str,
           address: str) -> Admission:
     """Authenticate, check the scope, count the request: in a worker thread (database, Redis)."""
-    caller, stamp = _authenticated(service, header, needed, address)
-    return _admission(service, caller, service.usage.hit(caller, route), stamp)
-
-
-async def admit_async(service, header: str | None, needed: frozenset[str], route: str,
-                      address: str) -> Admission:
-    """`admit` for a request `counted_async` holds for: its token known, the request
-    counted in Redis from the event loop, no thread."""
-    caller, stamp = _authenticated(service, header, needed, address)
-    return _admission(service, caller, await service.usage.hit_async(caller, route), stamp)
-
-
-async def admitted(service, header: str | None, needed: frozenset[str], route: str,
-                   address: str) -> Admission:
-    """The request admitted the cheapest way there is for it: on the event loop when its
-    token is known (models/watch.py), else on the admission threads."""
-    if counted_async(service, header):
-        return await admit_async(service, header, needed, route, address)
-    return await service.admitting(admit, service, header, needed, route, address,
-                                   at_once=at_once(service, header))
-
-
-def _authenticated(service, header: str | None, needed: frozenset[str],
-                   address: str) -> tuple[Caller, str]:
-    """The caller and catalogue stamp of a request whose token has the `needed` scopes."""
     try:
         token = bearer_token(header)
         caller, stamp = tokens.authenticate_with_stamp(service.reads, token, service.watch)
@@ -104,36 +79,41 @@ def _authenticated(service, header: str | None, needed: frozenset[str],
         # Guessing tokens is slow: failed attempts are limited per client address.
         service.usage.refuse_unauthenticated(address)
         raise
+    _check_scope(caller, needed)
+    return _admission(service, caller, service.usage.hit(caller, route), stamp)
+
+
+async def admitted(service, header: str | None, needed: frozenset[str], route: str,
+                   address: str) -> Admission:
+    """The request admitted the cheapest way there is for it: a token this process knows
+    (models/watch.py), counted in memory or with one round trip to Redis, on the event
+    loop; any other on the admission threads (`admit`)."""
+    found = _known(service, header) if service.usage.counts_on_loop else None
+    if found is None:
+        return await service.admitting(admit, service, header, needed, route, address)
+    caller, stamp = found
+    _check_scope(caller, needed)
+    return _admission(service, caller, await service.usage.hit_async(caller, route), stamp)
+
+
+def _known(service, header: str | None) -> tuple[Caller, str] | None:
+    try:
+        return tokens.known(service.watch, bearer_token(header))
+    except Unauthorized:
+        return None
+
+
+def _check_scope(caller: Caller, needed: frozenset[str]) -> None:
     missing = needed - caller.scopes
     if missing:
         scope = " ".join(sorted(missing))
         raise Forbidden(f"This token lacks the scope {scope!r} that this endpoint needs.",
                         headers={"WWW-Authenticate":
                                  f'Bearer error="insufficient_scope", scope="{scope}"'})
-    return caller, stamp
 
 
 def _admission(service, caller: Caller, figures: Figures, stamp: str) -> Admission:
     return Admission(caller, figures, stamp, int(service.usage.clock() // 3600))
-
-
-def at_once(service, header: str | None) -> bool:
-    """Whether a request with this Authorization header is admitted without waiting on
-    anything: its token known to this process (models/watch.py) and limits counted in it."""
-    return service.usage.in_process and _known(service, header)
-
-
-def counted_async(service, header: str | None) -> bool:
-    """Whether a request with this Authorization header is admitted on the event loop with
-    one round trip to Redis (`admit_async`): its token known, limits counted in Redis."""
-    return service.usage.counts_async and _known(service, header)
-
-
-def _known(service, header: str | None) -> bool:
-    try:
-        return tokens.known_to(service.watch, bearer_token(header))
-    except Unauthorized:
-        return False
 
 
 def client_address(scope) -> str:

@@ -260,9 +260,11 @@ class Usage:
         return isinstance(self.store, MemoryCounters)
 
     @property
-    def counts_async(self) -> bool:
-        """Whether `hit_async` counts on the event loop (Redis, once the server opened it)."""
-        return getattr(self.store, "client_async", None) is not None
+    def counts_on_loop(self) -> bool:
+        """Whether `hit_async` counts without a thread: in memory, or in Redis once the
+        server opened its client for the event loop (`open`)."""
+        return self.in_process or (isinstance(self.store, RedisCounters)
+                                   and self.store.client_async is not None)
 
     async def open(self) -> None:
         """Connect what counting on the event loop needs (the server's lifespan)."""
@@ -284,7 +286,10 @@ class Usage:
         return self._counted(caller, moment, keys, values)
 
     async def hit_async(self, caller: Caller, route: str) -> Figures:
-        """`hit` with one round trip to Redis on the event loop, no thread (`counts_async`)."""
+        """`hit` on the event loop, no thread (`counts_on_loop`): in memory, or with one
+        round trip to Redis."""
+        if self.in_process:
+            return self.hit(caller, route)
         moment, keys, counted = self._counting(caller, route)
         try:
             values = await self.store.count_async(*counted)

@@ -130,19 +130,18 @@ def authenticate_with_stamp(execute, token: str, watch: Watch | None = None
     (models/watch.py), a token it knows is not read at all, and one read is known after."""
     if not token.startswith(LIVE_PREFIX):
         raise Unauthorized("The bearer token is not a live API token.")
+    found = known(watch, token)
+    if found is not None:
+        return found
+    generation = watch.generation if watch is not None else None
     token_hash = hash_token(token)
-    current = now()
-    if watch is not None:
-        known = watch.token(token_hash, current, LAST_USED_RESOLUTION)
-        if known is not None:
-            return known[0].caller, known[1]
-        generation = watch.generation
     rows = execute(_TOKEN_ROW, {"token_hash": token_hash})
     row = rows[0] if rows else None
     if row is None or row.revoked_at is not None:
         raise Unauthorized("The bearer token is unknown or revoked.")
     if row.suspended:
         raise Forbidden("The organisation of this token is suspended.")
+    current = now()
     last_used_at = row.last_used_at
     if last_used_at is None or current - last_used_at >= LAST_USED_RESOLUTION:
         execute(_TOUCH, {"token_id": row.id, "current": current,
@@ -157,10 +156,13 @@ def authenticate_with_stamp(execute, token: str, watch: Watch | None = None
     return caller, row.stamp
 
 
-def known_to(watch: Watch | None, header_token: str) -> bool:
-    """Whether `watch` admits this token without reading the database."""
-    return (watch is not None and header_token.startswith(LIVE_PREFIX)
-            and watch.token(hash_token(header_token), now(), LAST_USED_RESOLUTION) is not None)
+def known(watch: Watch | None, token: str) -> tuple[Caller, str] | None:
+    """The caller and catalogue stamp of a token `watch` knows, without reading the database;
+    None for any other (and for one due to be marked used again)."""
+    if watch is None or not token.startswith(LIVE_PREFIX):
+        return None
+    found = watch.token(hash_token(token), now(), LAST_USED_RESOLUTION)
+    return (found[0].caller, found[1]) if found is not None else None
 
 
 def get_token(session: Session, token_id: str) -> ApiToken:

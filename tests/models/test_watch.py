@@ -71,7 +71,7 @@ def test_a_token_read_once_is_admitted_without_reading_again(database, token, wa
         assert tokens.authenticate_with_stamp(reads, token, watch) == (caller, stamp)
     assert reads.count == read_first
     assert stamp == _stamp(database[1])
-    assert tokens.known_to(watch, token)
+    assert tokens.known(watch, token) is not None
 
 
 def test_a_revocation_committed_elsewhere_is_refused(database, token, watch):
@@ -79,7 +79,7 @@ def test_a_revocation_committed_elsewhere_is_refused(database, token, watch):
     tokens.authenticate_with_stamp(reads, token, watch)
     with database[2].begin() as session:
         tokens.revoke_token(session, token[:len(tokens.LIVE_PREFIX) + tokens.VISIBLE_CHARS])
-    assert _eventually(lambda: not tokens.known_to(watch, token))
+    assert _eventually(lambda: tokens.known(watch, token) is None)
     with pytest.raises(Unauthorized):
         tokens.authenticate_with_stamp(reads, token, watch)
 
@@ -89,11 +89,11 @@ def test_a_suspension_and_a_scope_change_are_noticed(database, token, watch):
     assert tokens.authenticate_with_stamp(reads, token, watch)[0].scopes == {"read"}
     with database[1].begin() as connection:
         connection.execute(text("UPDATE api_tokens SET scopes = 'read scan'"))
-    assert _eventually(lambda: not tokens.known_to(watch, token))
+    assert _eventually(lambda: tokens.known(watch, token) is None)
     assert tokens.authenticate_with_stamp(reads, token, watch)[0].scopes == {"read", "scan"}
     with database[1].begin() as connection:
         connection.execute(text("UPDATE organisations SET suspended = true"))
-    assert _eventually(lambda: not tokens.known_to(watch, token))
+    assert _eventually(lambda: tokens.known(watch, token) is None)
     with pytest.raises(Forbidden):
         tokens.authenticate_with_stamp(reads, token, watch)
 
@@ -115,7 +115,7 @@ def test_the_stamp_follows_every_committed_catalogue_change(database, token, wat
         connection.execute(text("SELECT pg_notify('agenda_catalogue', :stamp)"),
                            {"stamp": "after"})
     assert _eventually(lambda: tokens.authenticate_with_stamp(reads, token, watch)[1] == "after")
-    assert tokens.known_to(watch, token)
+    assert tokens.known(watch, token) is not None
 
 
 def test_a_read_that_raced_a_change_is_not_remembered(database, token, watch):
@@ -127,7 +127,7 @@ def test_a_read_that_raced_a_change_is_not_remembered(database, token, watch):
     started = watch.generation
     watch.unsettle(catalogue=False, tokens=True)  # a change notified during the read
     watch.learn(token_hash, known, stamp, started)
-    assert not tokens.known_to(watch, token)
+    assert tokens.known(watch, token) is None
 
 
 def test_a_token_is_read_again_to_be_marked_used(database, token, watch):
@@ -147,11 +147,11 @@ def test_a_lost_connection_means_reading_until_it_is_back(database, token, watch
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE application_name = :name AND datname = current_database()"),
             {"name": APPLICATION_NAME})
-    assert _eventually(lambda: not tokens.known_to(watch, token))
+    assert _eventually(lambda: tokens.known(watch, token) is None)
     # Listening again, it learns anew.
     assert watch.wait_listening(10)
     assert _eventually(lambda: tokens.authenticate_with_stamp(reads, token, watch)
-                       and tokens.known_to(watch, token))
+                       and tokens.known(watch, token) is not None)
 
 
 def test_this_processs_own_commit_is_forgotten_at_once(database, token, watch):
@@ -161,11 +161,11 @@ def test_this_processs_own_commit_is_forgotten_at_once(database, token, watch):
     tokens.authenticate_with_stamp(reads, token, watch)
     with sessions.begin() as session:
         session.execute(text("SELECT 1"))  # reads only: nothing forgotten
-    assert tokens.known_to(watch, token)
+    assert tokens.known(watch, token) is not None
     with sessions.begin() as session:
         tokens.revoke_token(session, token[:len(tokens.LIVE_PREFIX) + tokens.VISIBLE_CHARS])
     # No waiting: the next request of this process reads the database.
-    assert not tokens.known_to(watch, token)
+    assert tokens.known(watch, token) is None
     with pytest.raises(Unauthorized):
         tokens.authenticate_with_stamp(reads, token, watch)
 
@@ -174,9 +174,9 @@ def test_a_closed_watch_knows_nothing(database, token, watch):
     reads = CountedReads(database[1])
     tokens.authenticate_with_stamp(reads, token, watch)
     watch.close()
-    assert not tokens.known_to(watch, token)
+    assert tokens.known(watch, token) is None
     tokens.authenticate_with_stamp(reads, token, watch)
-    assert not tokens.known_to(watch, token)
+    assert tokens.known(watch, token) is None
 
 
 def test_a_failure_while_listening_forgets_everything_and_listens_again(database, token,
@@ -194,8 +194,8 @@ def test_a_failure_while_listening_forgets_everything_and_listens_again(database
     monkeypatch.setattr(watch, "_notified", failing_once)
     with database[1].begin() as connection:
         connection.execute(text("UPDATE organisations SET bio = 'changed'"))
-    assert _eventually(lambda: failed and not tokens.known_to(watch, token))
+    assert _eventually(lambda: failed and tokens.known(watch, token) is None)
     assert watch.wait_listening(10)
     assert _eventually(lambda: tokens.authenticate_with_stamp(reads, token, watch)
-                       and tokens.known_to(watch, token))
+                       and tokens.known(watch, token) is not None)
     assert tokens.authenticate_with_stamp(reads, token, watch)[1] == _stamp(database[1])
