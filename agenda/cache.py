@@ -39,7 +39,7 @@ import redis
 from jsonschema import Draft202012Validator
 from starlette.concurrency import run_in_threadpool
 
-from agenda.openapi import path_pattern
+from agenda.openapi import path_pattern, resolve
 from agenda.security import Admission, Admitted, admitted, client_address
 from agenda.usage import OncePerMinute, RedisCounters
 
@@ -311,20 +311,10 @@ def public_routes(document: dict, prefix: str) -> list[tuple[re.Pattern, str, fr
             continue
         needed = frozenset(scope for requirement in security for scopes in requirement.values()
                            for scope in scopes)
-        parameters = [_resolved(document, p) for p in
+        parameters = [resolve(document, p) for p in
                       [*item.get("parameters", []), *operation.get("parameters", [])]]
         declared = tuple((p["name"].lower().encode("latin-1"),
                           Draft202012Validator(p.get("schema", {})))
                          for p in parameters if p.get("in") == "header")
         found.append((path_pattern(prefix + template), prefix + template, needed, declared))
     return found
-
-
-def _resolved(document: dict, node: dict) -> dict:
-    """`node`, or the component its local `$ref` names."""
-    reference = node.get("$ref")
-    if not reference:
-        return node
-    for part in reference.removeprefix("#/").split("/"):
-        document = document[part]
-    return document

@@ -80,6 +80,18 @@ def path_pattern(template: str) -> re.Pattern:
     return re.compile(re.escape(template).replace(r"\{id\}", "[^/]+"))
 
 
+def resolve(document: dict, item: dict) -> dict:
+    """`item` with its `$ref` followed (local references only), its own keys winning."""
+    seen = 0
+    while "$ref" in item and seen < 10:
+        target = document
+        for part in item["$ref"].removeprefix("#/").split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        item = {**target, **{k: v for k, v in item.items() if k != "$ref"}}
+        seen += 1
+    return item
+
+
 def _validate_spec_31(cls, spec: dict) -> None:
     """Connexion's `_validate_spec`, for OpenAPI 3.1 documents."""
     validate_31(spec)

@@ -13,6 +13,8 @@ import re
 
 from markupsafe import Markup, escape
 
+from agenda.openapi import resolve
+
 # The methods an OpenAPI path item may hold, in the order the reference lists them.
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 _CODE = re.compile(r"`([^`]+)`")
@@ -117,18 +119,6 @@ def _table(lines: list[str]) -> str:
     return f"<table><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _resolve(document: dict, item: dict) -> dict:
-    """`item` with its `$ref` followed (local references only), its own keys winning."""
-    seen = 0
-    while "$ref" in item and seen < 10:
-        target = document
-        for part in item["$ref"].removeprefix("#/").split("/"):
-            target = target[part.replace("~1", "/").replace("~0", "~")]
-        item = {**target, **{k: v for k, v in item.items() if k != "$ref"}}
-        seen += 1
-    return item
-
-
 def _type(schema: dict) -> str:
     if "$ref" in schema:
         return schema["$ref"].rsplit("/", 1)[-1]
@@ -144,7 +134,7 @@ def _type(schema: dict) -> str:
 def _body(document: dict, operation: dict) -> str | None:
     if "requestBody" not in operation:
         return None
-    body = _resolve(document, operation["requestBody"])
+    body = resolve(document, operation["requestBody"])
     return ", ".join(f"{media}: {_type(content.get('schema', {}))}"
                      for media, content in body.get("content", {}).items())
 
@@ -159,9 +149,9 @@ def operations(document: dict, prefix: str = "/v1") -> list[Section]:
                 continue
             operation = item[method]
             security = operation.get("security", default_security)
-            parameters = [_resolve(document, p)
+            parameters = [resolve(document, p)
                           for p in [*item.get("parameters", []), *operation.get("parameters", [])]]
-            responses = [(code, markdown(_resolve(document, answer).get("description", "")))
+            responses = [(code, markdown(resolve(document, answer).get("description", "")))
                          for code, answer in operation.get("responses", {}).items()]
             tag = (operation.get("tags") or ["other"])[0]
             by_tag.setdefault(tag, []).append(Operation(
