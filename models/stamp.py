@@ -15,6 +15,10 @@ locked for the moment of a commit, not for a whole transaction: a long import do
 not hold up a door scan that awards a badge, or a sign-up. (Tests run in a
 transaction that never commits; they set the trigger IMMEDIATE.) SQLite has one
 writer at a time and renews the stamp in row triggers.
+
+Since migration 0008 the renewal at commit also notifies the new stamp
+(`pg_notify('agenda_catalogue', ...)`), so that each process knows it without reading
+it (models/watch.py); `POSTGRESQL_FUNCTIONS` below is what 0007 created.
 """
 
 from __future__ import annotations
