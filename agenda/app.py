@@ -19,6 +19,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
 from agenda import cache, openapi, request
+from agenda.doors import DoorLane
 from agenda.middleware import RequestMiddleware
 from agenda.problems import ErrorHandlers
 from agenda.security import bearer_handler
@@ -35,6 +36,9 @@ from portal import views as portal_views
 log = logging.getLogger("agenda")
 # Threads Connexion's FlaskApp runs handlers on (a2wsgi's WSGIMiddleware default).
 FLASK_HANDLER_THREADS = 10
+# Threads scanning tickets in the door's lane (agenda/doors.py): a worker rarely has more
+# doors waiting on it at once; more would contend for the GIL with the event loop.
+DOOR_THREADS = 4
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
 
@@ -65,6 +69,7 @@ class Service:
     # The response cache (agenda/cache.py), when on; set as Connexion builds its stack.
     cache: object = None
     admissions: concurrent.futures.ThreadPoolExecutor | None = None
+    door_threads: concurrent.futures.ThreadPoolExecutor | None = None
     # What this process knows of tokens and the catalogue stamp without reading the database
     # (models/watch.py): on PostgreSQL, unless `listen` is off.
     watch: Watch | None = None
@@ -74,6 +79,7 @@ class Service:
         self.engine.dispose()
         self.reads_engine.dispose()
         self.admissions.shutdown(wait=False)
+        self.door_threads.shutdown(wait=False)
         if self.watch is not None:
             self.watch.close()
 
@@ -121,9 +127,10 @@ def _path_table(document: dict, prefix: str):
 
 def build_service(settings: Settings) -> Service:
     """Connect to the database and counters and load the document (once per process)."""
-    # One connection per thread that may hold one: Flask's handlers (a2wsgi), and apart,
-    # without pre-ping, the admission threads (`DirectReads` replaces a dropped one).
-    engine = make_engine(settings.database_url, pool_size=FLASK_HANDLER_THREADS)
+    # One connection per thread that may hold one: Flask's handlers (a2wsgi) and the door's
+    # lane, and apart, without pre-ping, the admission threads (`DirectReads` replaces a
+    # dropped one).
+    engine = make_engine(settings.database_url, pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS)
     admitting = make_engine(settings.database_url, pool_size=settings.admission_threads,
                             pre_ping=False, custom_plans=False)
     document = openapi.load_document(settings.base_url)
@@ -142,6 +149,8 @@ def build_service(settings: Settings) -> Service:
         public=cache.public_routes(document, "/v1"),
         admissions=concurrent.futures.ThreadPoolExecutor(settings.admission_threads,
                                                          thread_name_prefix="admit"),
+        door_threads=concurrent.futures.ThreadPoolExecutor(DOOR_THREADS,
+                                                           thread_name_prefix="door"),
     )
 
 
@@ -161,6 +170,9 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
         service.cache = cache.ResponseCache(app, service)
         return service.cache
 
+    def doors(app):
+        return DoorLane(app, service) if settings.door_lane else app
+
     # /mcp goes to the SDK's app right inside the outer middleware (request ids, body cap),
     # beside Connexion's stack; the SDK's session manager runs in the app's lifespan.
     @contextlib.asynccontextmanager
@@ -177,7 +189,9 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
             handler.flush()
 
     app = connexion.FlaskApp(
-        __name__, middlewares=[outermost, cached, mcp.route, *ConnexionMiddleware.default_middlewares],
+        __name__,
+        middlewares=[outermost, cached, doors, mcp.route,
+                     *ConnexionMiddleware.default_middlewares],
         lifespan=lifespan,
     )
     app.add_api(

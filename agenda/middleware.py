@@ -118,23 +118,9 @@ class RequestMiddleware:
 
         Connexion's validators take a body without Content-Length for a missing one.
         """
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        body, replay = await read_body(receive)
         headers = [(k, v) for k, v in scope["headers"] if k != b"transfer-encoding"]
         headers.append((b"content-length", str(len(body)).encode()))
-        replayed = False
-
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
         return {**scope, "headers": headers}, replay
 
     @staticmethod
@@ -147,3 +133,25 @@ class RequestMiddleware:
             (b"x-request-id", request_id.encode()),
         ]})
         await send({"type": "http.response.body", "body": body})
+
+
+async def read_body(receive):
+    """The whole request body, and a `receive` that hands it on again to the layers below."""
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    body = b"".join(chunks)
+    handed_on = False
+
+    async def again():
+        nonlocal handed_on
+        if not handed_on:
+            handed_on = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, again

@@ -110,7 +110,7 @@ def _json_path(path) -> str:
     return text
 
 
-def _body_errors(validator: Draft202012Validator, body) -> list[dict]:
+def body_errors(validator: Draft202012Validator, body) -> list[dict]:
     """One `details.params` entry per bad body field, named by its JSON path."""
     params = []
     for error in sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.path))):
@@ -217,7 +217,7 @@ class BodyValidator(JSONRequestBodyValidator):
     def _validate(self, body):
         if body is None:
             raise BadRequest([{"name": "body", "in": "body", "message": "is required"}])
-        params = _body_errors(compiled(self._schema), body)
+        params = body_errors(compiled(self._schema), body)
         if params:
             raise BadRequest(params)
         return None

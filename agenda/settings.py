@@ -24,6 +24,9 @@ class Settings:
     # every request the full way (to measure it, or to rule the cache out).
     response_cache: bool = True
     response_cache_bytes: int = 16 * 1024 * 1024
+    # Well-formed door scans answered before the framework (agenda/doors.py); off sends
+    # every scan the full way (to measure it, or to rule the lane out).
+    door_lane: bool = True
     # Threads per process that admit requests (token lookup, counting), each with a database
     # connection of its own. One admits ~5,000 requests/s on local PostgreSQL; more raise
     # throughput a little and the p99 a lot (they contend for the GIL with the event loop:

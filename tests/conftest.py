@@ -7,6 +7,7 @@ with response validation on.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import pytest
@@ -30,12 +31,16 @@ def database_url(worker_id):
     drop_database(url)
 
 
+# The whole application, as a server would run it, plus response validation; not listening
+# for notifications (models/watch.py), as its tests' transactions never commit.
+APP_SETTINGS = {"validate_responses": True, "listen": False, "secret_key": "test-secret",
+                "site_url": "http://127.0.0.1:8080"}
+
+
 @pytest.fixture(scope="session")
 def app(database_url):
-    """The whole application, as a server would run it, plus response validation; not
-    listening for notifications (models/watch.py), as its tests' transactions never commit."""
-    return create_app({"database_url": database_url, "validate_responses": True, "listen": False,
-                       "secret_key": "test-secret", "site_url": "http://127.0.0.1:8080"})
+    """The application under test (`APP_SETTINGS`)."""
+    return create_app({"database_url": database_url, **APP_SETTINGS})
 
 
 @pytest.fixture
@@ -48,17 +53,26 @@ def db(app):
     service = app.service
     connection = service.engine.connect()
     transaction = connection.begin()
+    with joined(service, connection):
+        session = service.sessions()
+        factories.bind(session)
+        try:
+            yield session
+        finally:
+            session.close()
+            transaction.rollback()
+            connection.close()
+
+
+@contextlib.contextmanager
+def joined(service, connection):
+    """A service's sessions (with savepoints) and token reads on the test's connection."""
     service.sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
     production_reads = service.reads
     service.reads = functools.partial(_rows, connection)
-    session = service.sessions()
-    factories.bind(session)
     try:
-        yield session
+        yield
     finally:
-        session.close()
-        transaction.rollback()
-        connection.close()
         service.sessions.configure(bind=service.engine, join_transaction_mode="conditional_savepoint")
         service.reads = production_reads
 

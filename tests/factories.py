@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 
 import factory
 from factory.alchemy import SQLAlchemyModelFactory
@@ -17,6 +18,8 @@ from models.tickets import Ticket
 from models.releases import Release, ReleaseArtist
 from models.text import fold
 from models.venues import Venue
+
+AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 
 
 class _Base(SQLAlchemyModelFactory):
@@ -244,6 +247,13 @@ class TicketFactory(_Base):
     buyer_email_hash = None
     invite = True
     linked_at = None
+
+
+def tonight_event(**fields) -> Event:
+    """An event whose doors are open now (it started an hour ago, in Amsterdam)."""
+    started = dt.datetime.now(AMSTERDAM) - dt.timedelta(hours=1)
+    return EventFactory(date=started.date(), start=started.strftime("%H:%M"),
+                        end=(started + dt.timedelta(hours=5)).strftime("%H:%M"), **fields)
 
 
 class TokenReportFactory(_Base):

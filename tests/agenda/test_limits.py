@@ -142,6 +142,19 @@ def test_failed_authentication_is_limited_per_address(client, clock):
     assert client.get("/v1/genres").status_code == 401
 
 
+def test_failed_authentication_at_the_door_is_limited_per_address_once(client, clock):
+    # POST /scan is admitted before the framework (agenda/doors.py); a refusal there goes
+    # the full way without being counted a second time.
+    clock.now = at(2026, 11, 25, 15, 7, 5)
+    for count in range(30):
+        response = client.post("/v1/scan", json={"code": "X"},
+                               headers={"Authorization": f"Bearer svc_live_x{count}"})
+        assert response.status_code == 401, count
+    refused = client.post("/v1/scan", json={"code": "X"},
+                          headers={"Authorization": "Bearer svc_live_guess"})
+    assert refused.status_code == 429
+
+
 def test_a_429_carries_the_request_id_and_the_limit_headers(client, make_token, clock):
     token = make_token("read")
     for _ in range(120):

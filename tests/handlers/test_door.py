@@ -8,15 +8,9 @@ import pytest
 
 from models import door
 from tests.factories import EventFactory, OrganisationFactory, TicketFactory
+from tests.factories import tonight_event as tonight
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
-
-
-def tonight(**fields):
-    """An event whose doors are open now (it started an hour ago, in Amsterdam)."""
-    started = dt.datetime.now(AMSTERDAM) - dt.timedelta(hours=1)
-    return EventFactory(date=started.date(), start=started.strftime("%H:%M"),
-                        end=(started + dt.timedelta(hours=5)).strftime("%H:%M"), **fields)
 
 
 @pytest.fixture
