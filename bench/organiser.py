@@ -1,6 +1,6 @@
 """Benchmark the organiser endpoints against the framework floor, in one run.
 
-    python bench/organiser.py [--duration 10] [--connections 8] [--deliveries 20] [--no-invite]
+    python bench/organiser.py [--duration 10] [--connections 8] [--deliveries N] [--no-invite]
 
 Needs PostgreSQL (AGENDA_BENCH_DATABASE_URL, default the local server; a database
 `agenda_bench_organiser` is created and dropped at the end) and wrk. It sets up an
@@ -16,7 +16,9 @@ with 2 workers and measures:
 - scan: POST /scan by 8 concurrent doors (wrk -t2, bench/scan.lua: a different
   delivered code every request). The first pass scans fresh tickets (`ok`); if it
   runs out of them the row says so. The second pass scans the tickets the first
-  one used (`ok: false, status: used`, also HTTP 200). p50, p99 and requests/s.
+  one used (`ok: false, status: used`, also HTTP 200). Then those tickets are made
+  valid again and the first pass is repeated with `AGENDA_DOOR_LANE=false` (every
+  scan through Connexion and Flask, agenda/doors.py off). p50, p99 and requests/s.
 
 The floor (bench/floor.py, a bare Connexion POST route parsing the JSON body and
 answering a prebuilt body of the service's answer size) is served the same way and
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import statistics
 import sys
@@ -46,6 +49,8 @@ from sqlalchemy.engine import make_url
 DATABASE = "agenda_bench_organiser"
 PORT, FLOOR_PORT = 18183, 18184
 ITEMS = 500
+# Fresh tickets are delivered for the first pass to scan at this rate for its whole duration.
+SCANS_PER_SECOND = 2_000
 SCRIPT = Path(__file__).with_name("scan.lua")
 EVENT = "bench-tonight"
 
@@ -122,6 +127,17 @@ def used_codes(url: str) -> list[str]:
     return codes
 
 
+def renew(url: str, *, keep: str) -> None:
+    """Every used ticket valid again, but the one scanned by hand (`keep`); the table
+    vacuumed, so that the next pass does not wade through the dead rows of the last."""
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        connection.execute(text("UPDATE tickets SET status = 'valid', scanned_at = NULL "
+                                "WHERE status = 'used' AND code <> :keep"), {"keep": keep})
+        connection.execute(text("VACUUM ANALYZE tickets"))
+    engine.dispose()
+
+
 def drop(url: str) -> None:
     """Drop the benchmark's database."""
     server = make_url(url)
@@ -136,11 +152,14 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--duration", type=int, default=10)
     options.add_argument("--connections", type=int, default=8)
-    options.add_argument("--deliveries", type=int, default=20,
-                         help="deliveries of 500 timed; their tickets are the ones scanned")
+    options.add_argument("--deliveries", type=int, default=None,
+                         help="deliveries of 500 timed; their tickets are the ones scanned "
+                              f"(default: enough for {SCANS_PER_SECOND:,} scans a second)")
     options.add_argument("--invite", action=argparse.BooleanOptionalAction, default=True,
                          help="send the waiting mails (default) or not")
     args = options.parse_args()
+    if args.deliveries is None:
+        args.deliveries = max(20, math.ceil(args.duration * SCANS_PER_SECOND / ITEMS))
     url = database(os.environ.get("AGENDA_BENCH_DATABASE_URL",
                                   "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"),
                    DATABASE)
@@ -188,6 +207,14 @@ def measure(args, url: str, env: dict, folder: Path) -> None:
             raise RuntimeError("the second pass accepted tickets that were used already")
     finally:
         stop(server)
+    # The first pass again, the full way (through Connexion and Flask) on the same tickets.
+    renew(url, keep=codes[-1])
+    server = serve([str(BIN / "agenda"), "serve", "--port", str(PORT), "--workers", "2"],
+                   {**env, "AGENDA_DOOR_LANE": "false"}, PORT)
+    try:
+        full_way = wrk(f"{base}/scan", door, script_args=(str(fresh), "2"), **scanning)
+    finally:
+        stop(server)
     floor_env = {**env, "PYTHONPATH": str(ROOT), "AGENDA_FLOOR_POST_BYTES": str(len(answer))}
     floor_command = [str(BIN / "uvicorn"), "bench.floor:app", "--port", str(FLOOR_PORT),
                      "--workers", "2", "--log-level", "warning"]
@@ -204,7 +231,7 @@ def measure(args, url: str, env: dict, folder: Path) -> None:
                          for body in bodies]
     finally:
         stop(floor)
-    report(args, scans={"floor": bottom, "fresh": first, "used": second},
+    report(args, scans={"floor": bottom, "fresh": first, "used": second, "full way": full_way},
            fresh_tickets=len(codes) - 1, first_accepted=len(scanned) - 1,
            answer_size=len(answer), deliveries=(seconds, floor_seconds),
            mails=mails, delivery_size=delivery_size)
@@ -214,6 +241,7 @@ def report(args, *, scans: dict, fresh_tickets: int, first_accepted: int, answer
            deliveries: tuple[list[float], list[float]], mails: dict, delivery_size: int) -> None:
     """The markdown tables and a one-line summary."""
     bottom, first, second = scans["floor"], scans["fresh"], scans["used"]
+    full_way = scans["full way"]
     if first_accepted >= first["requests"]:
         fresh = "fresh tickets (`ok`)"
     else:
@@ -223,7 +251,8 @@ def report(args, *, scans: dict, fresh_tickets: int, first_accepted: int, answer
           f"p50 ms | p99 ms | × floor req/s | × floor p50 | × floor p99 |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     rows = [(f"floor ({answer_size} B answer)", bottom), (fresh, first),
-            ("used tickets (`ok: false`, `used`)", second)]
+            ("used tickets (`ok: false`, `used`)", second),
+            ("fresh tickets, the full way (`AGENDA_DOOR_LANE=false`)", full_way)]
     for name, result in rows:
         print(f"| {name} | {result['requests']:,} | {result['rps']:.0f} | {result['p50']:.1f} | "
               f"{result['p99']:.1f} | {result['rps'] / bottom['rps']:.2f} | "
