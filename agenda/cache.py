@@ -26,18 +26,17 @@ local one. Redis unreachable: entries are simply not shared.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
 import hashlib
 import logging
 import re
 import struct
-import threading
 
 import orjson
 import redis
 from jsonschema import Draft202012Validator
-from starlette.concurrency import run_in_threadpool
 
 from agenda.openapi import path_pattern, resolve
 from agenda.security import Admission, Admitted, admitted, client_address
@@ -113,61 +112,68 @@ class LocalEntries:
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
         self.size = 0
+        # Read and written on the event loop only.
         self._entries: collections.OrderedDict[str, Entry] = collections.OrderedDict()
-        # Worker threads read while the event loop writes.
-        self._lock = threading.Lock()
 
     def get(self, url: str) -> Entry | None:
-        with self._lock:
-            entry = self._entries.get(url)
-            if entry is not None:
-                self._entries.move_to_end(url)
-            return entry
+        entry = self._entries.get(url)
+        if entry is not None:
+            self._entries.move_to_end(url)
+        return entry
 
     def put(self, url: str, entry: Entry) -> None:
         cost = len(entry.body) + len(url)
         if cost > self.max_bytes:
             return
-        with self._lock:
-            old = self._entries.pop(url, None)
-            if old is not None:
-                self.size -= len(old.body) + len(url)
-            self._entries[url] = entry
-            self.size += cost
-            while self.size > self.max_bytes:
-                gone_url, gone = self._entries.popitem(last=False)
-                self.size -= len(gone.body) + len(gone_url)
+        old = self._entries.pop(url, None)
+        if old is not None:
+            self.size -= len(old.body) + len(url)
+        self._entries[url] = entry
+        self.size += cost
+        while self.size > self.max_bytes:
+            gone_url, gone = self._entries.popitem(last=False)
+            self.size -= len(gone.body) + len(gone_url)
 
 
 class SharedEntries:
-    """Entries in Redis, for every worker and host; failures only cost sharing."""
+    """Entries in Redis, for every worker and host; failures only cost sharing. On the
+    event loop with the rate limits' client for it (`RedisCounters.open`), else on a thread."""
 
-    def __init__(self, client: redis.Redis):
-        self.client = client
+    def __init__(self, counters: RedisCounters):
+        self.counters = counters
         self._warn = OncePerMinute(log, "Redis unreachable, cached answers are not shared: %s")
 
     @staticmethod
     def key(url: str) -> str:
         return "agenda:cache:" + hashlib.blake2b(url.encode(), digest_size=20).hexdigest()
 
-    def get(self, url: str) -> Entry | None:
+    async def get(self, url: str) -> Entry | None:
+        client = self.counters.client_async
         try:
-            packed = self.client.get(self.key(url))
+            if client is None:
+                packed = await asyncio.to_thread(self.counters.client.get, self.key(url))
+            else:
+                packed = await client.get(self.key(url))
         except redis.RedisError as error:
             self._warn(error)
             return None
         return Entry.unpack(packed) if packed else None
 
-    def put(self, url: str, entry: Entry) -> None:
+    async def put(self, url: str, entry: Entry) -> None:
+        client = self.counters.client_async
         try:
-            self.client.set(self.key(url), entry.pack(), ex=SHARED_TTL)
+            if client is None:
+                await asyncio.to_thread(self.counters.client.set, self.key(url), entry.pack(),
+                                        ex=SHARED_TTL)
+            else:
+                await client.set(self.key(url), entry.pack(), ex=SHARED_TTL)
         except redis.RedisError as error:
             self._warn(error)
 
 
 @dataclasses.dataclass
 class Consulted:
-    """What the cache found for one request, in the worker thread."""
+    """What the cache found for one request."""
 
     admitted: Admitted
     entry: Entry | None = None
@@ -184,7 +190,7 @@ class ResponseCache:
         self.local = LocalEntries(service.settings.response_cache_bytes)
         # The Redis of the rate limits (its connections too), when limits are kept there.
         counters = service.usage.store
-        self.shared = SharedEntries(counters.client) if isinstance(counters, RedisCounters) else None
+        self.shared = SharedEntries(counters) if isinstance(counters, RedisCounters) else None
 
     async def __call__(self, scope, receive, send):
         public = (self.service.public_route(scope["path"])
@@ -218,35 +224,23 @@ class ResponseCache:
 
     async def _consult(self, url: str, route: str, needed: frozenset[str], header: str,
                        address: str, if_none_match: str) -> Consulted:
-        """Admit the request (`security.admitted`); find a fresh entry; refund the day of a
-        304. Only what needs Redis (a shared entry, the refund) goes to a worker thread."""
+        """Admit the request (`security.admitted`); find a fresh entry, here or shared;
+        refund the day of a 304. On the event loop, but for what admitting sends to a thread."""
         try:
             admission = await admitted(self.service, header, needed, route, address)
         except Exception as error:  # noqa: BLE001 - the security handler raises it again
             return Consulted(Admitted(route, needed, error))
         consulted = Consulted(Admitted(route, needed, admission))
         entry = self.local.get(url)
-        if entry is not None and entry.fresh(admission) and not matches(if_none_match,
-                                                                        entry.etag):
-            consulted.entry = entry
-            return consulted
-        if self.shared is None and self.service.usage.in_process:
-            return self._find(consulted, url, if_none_match)
-        return await self.service.admitting(self._find, consulted, url, if_none_match)
-
-    def _find(self, consulted: Consulted, url: str, if_none_match: str) -> Consulted:
-        """A fresh entry for an admitted request, here or shared; the day of a 304 refunded."""
-        admission = consulted.admitted.outcome
-        entry = self.local.get(url)
         if (entry is None or not entry.fresh(admission)) and self.shared is not None:
-            entry = self.shared.get(url)
+            entry = await self.shared.get(url)
             consulted.from_shared = True
         if entry is None or not entry.fresh(admission):
             return consulted
         consulted.entry = entry
         if matches(if_none_match, entry.etag):
             consulted.not_modified = True
-            self.service.usage.refund_day(admission.caller)
+            await self.service.usage.refund_day_async(admission.caller)
         return consulted
 
     async def _answer(self, send, consulted: Consulted, request_id: str) -> None:
@@ -282,7 +276,7 @@ class ResponseCache:
             return
         self.local.put(url, entry)
         if self.shared is not None:
-            await run_in_threadpool(self.shared.put, url, entry)
+            await self.shared.put(url, entry)
 
 
 def matches(header: str, tag: str) -> bool:

@@ -55,7 +55,8 @@ class DoorLane:
         self.service = service
         self.route = service.routes[HANDLER]
         # The operation as Connexion sees it: every reference resolved by its own function.
-        operation = resolve_refs(service.document)["paths"][self.route.removeprefix("/v1")]["post"]
+        resolved = resolve_refs(service.document)
+        operation = resolved["paths"][self.route.removeprefix("/v1")]["post"]
         self.needed = frozenset(scope for requirement in operation["security"]
                                 for scopes in requirement.values() for scope in scopes)
         self.body_validator = compiled(
@@ -72,9 +73,12 @@ class DoorLane:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
+        if b"authorization" not in headers:
+            await self.app(scope, receive, send)
+            return
         raw, receive = await read_body(receive)
         body = self._valid_body(headers.get(b"content-type", b""), raw)
-        if body is None or b"authorization" not in headers:
+        if body is None:
             await self.app(scope, receive, send)
             return
         shared = scope["extensions"]["agenda"]
@@ -122,4 +126,3 @@ class DoorLane:
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
-

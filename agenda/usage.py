@@ -163,6 +163,12 @@ return values
 """
 
 
+# Add ARGV[1] to KEYS[1] if it exists (a refund never creates a counter). One round trip.
+_ADD = """
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('INCRBY', KEYS[1], ARGV[1]) end
+return 0
+"""
+
 _TIMEOUTS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
 
 
@@ -178,7 +184,8 @@ class RedisCounters:
         self.url = url
         self.client = redis.Redis.from_url(url, **_TIMEOUTS)
         self._count = self.client.register_script(_COUNT)
-        # The event loop's own client (`open`), for `count_async`.
+        self._add = self.client.register_script(_ADD)
+        # The event loop's own client (`open`), for `count_async` and `add_async`.
         self.client_async: redis.asyncio.Redis | None = None
 
     def count(self, keys: list[str], limits: list[int], ttls: list[int]) -> list[int]:
@@ -191,6 +198,7 @@ class RedisCounters:
         """Connect a client for the running event loop (the server's lifespan)."""
         self.client_async = redis.asyncio.Redis.from_url(self.url, **_TIMEOUTS)
         self._count_async = self.client_async.register_script(_COUNT)
+        self._add_async = self.client_async.register_script(_ADD)
 
     async def close(self) -> None:
         client, self.client_async = self.client_async, None
@@ -208,8 +216,14 @@ class RedisCounters:
 
     def add(self, key: str, amount: int) -> None:
         try:
-            if self.client.exists(key):
-                self.client.incrby(key, amount)
+            self._add(keys=[key], args=[amount])
+        except redis.RedisError as error:
+            raise StoreUnavailable(str(error)) from error
+
+    async def add_async(self, key: str, amount: int) -> None:
+        """`add` on the event loop, without a thread (after `open`)."""
+        try:
+            await self._add_async(keys=[key], args=[amount])
         except redis.RedisError as error:
             raise StoreUnavailable(str(error)) from error
 
@@ -331,6 +345,19 @@ class Usage:
             self.store.add(_Keys(caller.token_id, self.clock()).day, -1)
         except StoreUnavailable as error:
             self._warn(error)
+
+    async def refund_day_async(self, caller: Caller) -> None:
+        """`refund_day` on the event loop (`counts_on_loop`): in memory, or one round trip
+        to Redis; otherwise on a thread."""
+        if self.in_process:
+            self.refund_day(caller)
+        elif not self.counts_on_loop:
+            await asyncio.to_thread(self.refund_day, caller)
+        else:
+            try:
+                await self.store.add_async(_Keys(caller.token_id, self.clock()).day, -1)
+            except StoreUnavailable as error:
+                self._warn(error)
 
     def refuse_unauthenticated(self, address: str) -> None:
         """Count a request without a valid token from `address`; `RateLimited` past the limit."""

@@ -16,7 +16,9 @@ import pytest
 import redis
 
 from agenda.app import create_app
+from agenda.usage import Usage
 from models import organisations, tokens
+from models.tokens import Caller
 from models.db import make_engine, make_sessionmaker
 from tests.servers import agenda_serve, free_port
 
@@ -138,3 +140,31 @@ def test_a_redis_outage_fails_open_and_counting_resumes_when_it_returns(
     assert all(r.status_code == 200 for r in after)
     # The restarted Redis kept nothing: counting starts again from one.
     assert after[-1].headers["x-ratelimit-remaining"] in ("118", "117")
+
+
+def test_a_refund_takes_one_off_todays_count_and_never_creates_one(private_redis):
+    """The 304's refund, from a Flask thread (`refund_day`) and from the event loop
+    (`refund_day_async`, the response cache's): one round trip each, a script in Redis."""
+    usage = Usage(private_redis.url, per_minute=120, per_day=10)
+    caller = Caller(token_id="tok_refund", organisation_id="org", scopes=frozenset({"read"}),
+                    per_day=None)
+    stranger = Caller(token_id="tok_stranger", organisation_id="org",
+                      scopes=frozenset({"read"}), per_day=None)
+
+    async def on_the_loop():
+        await usage.open()
+        try:
+            for _ in range(3):
+                await usage.hit_async(caller, "/v1/genres")
+            await usage.refund_day_async(caller)
+            await usage.refund_day_async(stranger)
+        finally:
+            await usage.close()
+
+    asyncio.run(on_the_loop())
+    assert usage.figures(caller).used_today == 2
+    usage.refund_day(caller)
+    usage.refund_day(stranger)
+    assert usage.figures(caller).used_today == 1
+    keys = redis.Redis.from_url(private_redis.url).keys("agenda:{tok_stranger}*")
+    assert keys == [], "a refund never creates a counter"
