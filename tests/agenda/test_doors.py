@@ -1,18 +1,27 @@
 """POST /scan's lane (agenda/doors.py): a well-formed scan is answered before the framework,
 exactly as the full way answers it; anything else goes the full way and is counted once."""
 
+import asyncio
+import datetime as dt
+import json
+import os
 import re
+import subprocess
+from zoneinfo import ZoneInfo
 
+import httpx
 import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
 from agenda.app import create_app
 from agenda.doors import DoorLane
-from models import tokens
+from models import migrate, organisations, tokens
+from models.db import make_engine, make_sessionmaker
 from models.tickets import Ticket
 from tests.conftest import APP_SETTINGS, joined
 from tests.factories import OrganisationFactory, TicketFactory, tonight_event
+from tests.servers import AGENDA, agenda_serve, drop_database, scratch_database
 
 # Headers that belong to one request (or one application's counters), not to the answer.
 PER_REQUEST = {"date", "x-request-id", "x-ratelimit-remaining", "x-ratelimit-reset",
@@ -186,3 +195,63 @@ def test_a_failure_in_the_lane_goes_the_full_way_once(client, lane_scans, monkey
     assert remaining(response) == before - 1
     assert db.scalar(select(Ticket.status).where(Ticket.id == ticket.id)) == "used"
     assert "goes the full way" in caplog.text
+
+
+@pytest.fixture
+def served_door(worker_id, tmp_path):
+    """A database of this test's own with tonight's event of an organisation (sold by an
+    external shop; doors open all day) and its `scan` and `tickets` tokens."""
+    url = scratch_database(f"{worker_id}_doors")
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    with make_sessionmaker(engine).begin() as session:
+        owner = organisations.create_organisation(session, name="Doors",
+                                                  ticket_shop_url="https://shop.example")
+        door = tokens.create_token(session, organisation=owner, name="door", scopes=["scan"])[1]
+        shop = tokens.create_token(session, organisation=owner, name="shop",
+                                   scopes=["tickets"])[1]
+    engine.dispose()
+    today = dt.datetime.now(ZoneInfo("Europe/Amsterdam")).date().isoformat()
+    records = [
+        {"kind": "venue", "id": "door-hall", "name": "Door Hall", "city": "Utrecht",
+         "country": "NL", "lat": 52.09, "lng": 5.12},
+        {"kind": "event", "id": "door-night", "title": "Door Night", "date": today,
+         "start": "00:00", "end": "23:59", "venue_id": "door-hall",
+         "organisation_id": owner.id, "external_ticketing": True},
+    ]
+    feed = tmp_path / "tonight.jsonl"
+    feed.write_text("".join(json.dumps(record) + "\n" for record in records))
+    subprocess.run([AGENDA, "import", str(feed), "--source", "doors"],
+                   env={**os.environ, "AGENDA_DATABASE_URL": url}, check=True,
+                   capture_output=True)
+    yield url, door, shop
+    drop_database(url)
+
+
+def test_doors_racing_for_one_ticket_on_two_workers_get_exactly_one_ok(served_door):
+    """8 doors scan each ticket at the same moment, through the lane of two processes."""
+    url, door, shop = served_door
+    codes = [f"RACE-{n:04d}" for n in range(6)]
+    delivery = {"invite": False, "items": [
+        {"code": code, "email": f"buyer{n}@mail.example", "name": f"Buyer {n}"}
+        for n, code in enumerate(codes)]}
+
+    async def race(base: str) -> dict[str, list[str]]:
+        limits = httpx.Limits(max_connections=8, max_keepalive_connections=0)
+        async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30,
+                                     headers={"Authorization": f"Bearer {door}"}) as web:
+            verdicts = {}
+            for code in codes:
+                answers = await asyncio.gather(*[web.post("/v1/scan", json={"code": code})
+                                                 for _ in range(8)])
+                assert {answer.status_code for answer in answers} == {200}
+                verdicts[code] = sorted(answer.json()["data"]["status"] for answer in answers)
+            return verdicts
+
+    with agenda_serve({"AGENDA_DATABASE_URL": url, "AGENDA_SECRET_KEY": "doors"},
+                      workers=2) as base:
+        delivered = httpx.post(f"{base}/v1/events/door-night/external-tickets", json=delivery,
+                               headers={"Authorization": f"Bearer {shop}"}, timeout=30)
+        assert delivered.status_code == 200, delivered.text
+        verdicts = asyncio.run(race(base))
+    assert verdicts == {code: ["ok"] + ["used"] * 7 for code in codes}
