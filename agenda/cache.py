@@ -15,7 +15,11 @@ in one statement, and the clock hour (the Amsterdam date, which decides where
 lists start, and the hour in which cursors are issued) must both be those it was
 built under. Anything else goes the full way, carrying the admission along so
 that nothing is counted twice, and its answer is kept again. Only 200 answers
-marked `Cache-Control: public` are kept; private ones never are.
+marked `Cache-Control: public` are kept; private ones never are. While one request
+builds an answer the full way, the process's other requests for the same URL wait
+for it (up to `FOLLOW_SECONDS`) and are served what it kept: a change to the
+catalogue or the turn of the hour costs each popular URL one full path per
+process, not one per request arriving meanwhile.
 
 Entries live in each process (an LRU bounded in bytes) and, when the service
 counts requests in Redis (`AGENDA_RATELIMIT_STORAGE=redis://...`), in Redis too,
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import hashlib
 import logging
@@ -49,6 +54,8 @@ PER_REQUEST = {b"x-request-id", b"x-ratelimit-limit", b"x-ratelimit-remaining",
 # A 304 repeats these of the 200 (RFC 9110 15.4.5), as the full path's does.
 REVALIDATION = {b"etag", b"cache-control", b"vary"}
 SHARED_TTL = 3600
+# How long a request waits for another one building the same answer before it builds its own.
+FOLLOW_SECONDS = 2.0
 REQUEST_ID_LENGTH = 36
 
 
@@ -191,6 +198,8 @@ class ResponseCache:
         # The Redis of the rate limits (its connections too), when limits are kept there.
         counters = service.usage.store
         self.shared = SharedEntries(counters) if isinstance(counters, RedisCounters) else None
+        # URL -> done when the full path's request for it, in this process, has answered.
+        self._building: dict[str, asyncio.Future] = {}
 
     async def __call__(self, scope, receive, send):
         public = (self.service.public_route(scope["path"])
@@ -208,13 +217,27 @@ class ResponseCache:
                 return
         url = f"{scope['path']}?{scope['query_string'].decode('latin-1')}"
         shared = scope["extensions"]["agenda"]
+        if_none_match = headers.get(b"if-none-match", b"").decode("latin-1")
         consulted = await self._consult(url, route, needed,
                                         headers[b"authorization"].decode("latin-1"),
-                                        client_address(scope),
-                                        headers.get(b"if-none-match", b"").decode("latin-1"))
+                                        client_address(scope), if_none_match)
+        admitted_now = isinstance(consulted.admitted.outcome, Admission)
+        if consulted.entry is None and admitted_now and url in self._building:
+            # Another request of this process is building this very answer (the stamp or
+            # the hour just turned): wait for it rather than build it again.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._building[url]), FOLLOW_SECONDS)
+            await self._found(consulted, self.local.get(url), if_none_match)
         if consulted.entry is None:
             shared["admitted"] = consulted.admitted
-            await self._full_path(scope, receive, send, url, shared)
+            building = admitted_now and url not in self._building
+            if building:
+                self._building[url] = asyncio.get_running_loop().create_future()
+            try:
+                await self._full_path(scope, receive, send, url, shared)
+            finally:
+                if building:
+                    self._building.pop(url).set_result(None)
             return
         admission = consulted.admitted.outcome
         shared["ratelimit"] = admission.figures.headers()
@@ -235,13 +258,20 @@ class ResponseCache:
         if (entry is None or not entry.fresh(admission)) and self.shared is not None:
             entry = await self.shared.get(url)
             consulted.from_shared = True
+        await self._found(consulted, entry, if_none_match)
+        return consulted
+
+    async def _found(self, consulted: Consulted, entry: Entry | None,
+                     if_none_match: str) -> None:
+        """Serve `entry` to an admitted request if it is fresh for it (a 304 when it
+        matches If-None-Match, its day refunded)."""
+        admission = consulted.admitted.outcome
         if entry is None or not entry.fresh(admission):
-            return consulted
+            return
         consulted.entry = entry
         if matches(if_none_match, entry.etag):
             consulted.not_modified = True
             await self.service.usage.refund_day_async(admission.caller)
-        return consulted
 
     async def _answer(self, send, consulted: Consulted, request_id: str) -> None:
         entry = consulted.entry

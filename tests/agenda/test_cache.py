@@ -5,6 +5,7 @@ Whether an answer came from the cache shows in the SQL it ran: served again, it
 reads only the token row (with the catalogue stamp), never the catalogue tables.
 """
 
+import concurrent.futures
 import contextlib
 import datetime as dt
 import re
@@ -13,12 +14,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete, event, text, update
 
+from agenda.app import create_app
 from agenda.cache import Entry, LocalEntries
-from models import importing, tokens
+from models import importing, migrate, organisations, tokens
+from models.db import make_engine, make_sessionmaker
 from models.events import Event
 from models.people import Person
 from models.stamp import CATALOGUE_TABLES
+from tests.conftest import APP_SETTINGS
 from tests.factories import EventFactory, OrganisationFactory, PersonFactory
+from tests.servers import drop_database, scratch_database
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "example-import.jsonl"
 
@@ -259,3 +264,41 @@ def test_a_header_out_of_the_documents_bounds_is_refused_although_the_answer_is_
     assert refused.status_code == 400
     assert client.get("/v1/genres", headers={**auth, "If-None-Match": "0" * 1024}
                       ).status_code == 200
+
+
+@pytest.fixture
+def committed(worker_id):
+    """A database of this test's own with the example import and a read token, committed
+    (requests at once need connections of their own, not the test's transaction)."""
+    url = scratch_database(f"{worker_id}_flight")
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    with make_sessionmaker(engine).begin() as session:
+        with EXAMPLE.open(encoding="utf-8") as lines:
+            importing.import_lines(session, lines=lines, source="example")
+        owner = organisations.create_organisation(session, name="Flight")
+        token = tokens.create_token(session, organisation=owner, name="flight",
+                                    scopes=["read"])[1]
+    engine.dispose()
+    yield url, token
+    drop_database(url)
+
+
+def test_requests_arriving_while_an_answer_is_built_wait_for_it(committed):
+    url, token = committed
+    app = create_app({"database_url": url, **APP_SETTINGS})
+    try:
+        with app.test_client() as client:
+            with statements(app) as alone:
+                assert client.get("/v1/events?limit=3", headers=bearer(token)).status_code == 200
+            with statements(app) as together, concurrent.futures.ThreadPoolExecutor(16) as pool:
+                answers = list(pool.map(
+                    lambda _: client.get("/v1/events?limit=4", headers=bearer(token)), range(16)))
+    finally:
+        app.service.close()
+    assert {answer.status_code for answer in answers} == {200}
+    assert len({answer.json()["meta"]["request_id"] for answer in answers}) == 16
+    assert len({answer.content.split(b'"meta"')[0] for answer in answers}) == 1
+    built = [statement for statement in alone if read_catalogue([statement])]
+    assert len(built) >= 1
+    assert len([statement for statement in together if read_catalogue([statement])]) == len(built)
