@@ -10,8 +10,10 @@ demo events (`agenda demo-data`) and serves the service with 2 workers, twice:
 - with the response cache (agenda/cache.py, the default): wrk repeats GET /events
   without and with each hot filter (`cached`); `revalidation` sends the first page
   with `If-None-Match: <its ETag>` (every answer must be a 304); `deep page` is the
-  41st page, reached by following `meta.next_cursor` 40 times; with `--redis URL`, a
-  third server counts the limits in that Redis for the unfiltered row;
+  41st page, reached by following `meta.next_cursor` 40 times; `catalogue changing
+  every second` repeats the unfiltered page while one event's title changes every
+  second (each change makes every kept answer stale); with `--redis URL`, a third
+  server counts the limits in that Redis for the unfiltered row;
 - without it (AGENDA_RESPONSE_CACHE=false): the same filters and the deep page, every
   request the full way (`full path`).
 
@@ -29,6 +31,7 @@ wrk shares the machine's cores with the servers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import importlib.util
 import json
@@ -39,6 +42,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -270,9 +274,43 @@ def service(env: dict, token: str, *, cached: bool, **options) -> tuple[int, dic
                                                                    warm_up=True, **options)
         results[f"{label}: deep page (page {DEEP + 1})"] = wrk(
             deep_page(base, token), token, server=server, warm_up=True, **options)
+        if cached:
+            with changing(env["AGENDA_DATABASE_URL"]):
+                results[f"{label}: no filter, catalogue changing every second"] = wrk(
+                    base, token, server=server, warm_up=True, **options)
     finally:
         stop(server)
     return len(body), results
+
+
+# One event's title, changed and changed back: a new catalogue stamp each time.
+TOGGLE_TITLE = text("""
+UPDATE events SET title = CASE WHEN title LIKE '% (changed)' THEN left(title, -10)
+                               ELSE title || ' (changed)' END
+WHERE id = (SELECT id FROM events WHERE status = 'approved' ORDER BY id LIMIT 1)
+""")
+
+
+@contextlib.contextmanager
+def changing(url: str, every: float = 1.0):
+    """Inside the block, the catalogue changes every `every` seconds (as imports and edits
+    do under traffic): every kept answer goes stale, and is built again once per worker."""
+    engine = create_engine(url)
+    done = threading.Event()
+
+    def change():
+        while not done.wait(every):
+            with engine.begin() as connection:
+                connection.execute(TOGGLE_TITLE)
+
+    thread = threading.Thread(target=change, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        engine.dispose()
 
 
 def shared_limits(env: dict, token: str, redis_url: str, **options) -> dict:
