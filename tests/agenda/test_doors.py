@@ -31,7 +31,9 @@ PER_REQUEST = {"date", "x-request-id", "x-ratelimit-remaining", "x-ratelimit-res
 @pytest.fixture(scope="module")
 def full_way_app(database_url):
     """The same application with the lane off: every scan goes through Connexion."""
-    return create_app({"database_url": database_url, **APP_SETTINGS, "door_lane": False})
+    app = create_app({"database_url": database_url, **APP_SETTINGS, "door_lane": False})
+    yield app
+    app.service.close()
 
 
 @pytest.fixture
