@@ -43,7 +43,7 @@ import orjson
 import redis
 from jsonschema import Draft202012Validator
 
-from agenda.openapi import path_pattern, resolve
+from agenda.openapi import path_pattern, resolve, scopes_needed
 from agenda.security import Admission, Admitted, admitted, client_address
 from agenda.usage import OncePerMinute, RedisCounters
 
@@ -330,11 +330,9 @@ def public_routes(document: dict, prefix: str) -> list[tuple[re.Pattern, str, fr
         operation = item.get("get")
         if not operation or "304" not in operation.get("responses", {}):
             continue
-        security = operation.get("security", document.get("security", []))
-        if not security:
+        needed = scopes_needed(document, operation)
+        if needed is None:
             continue
-        needed = frozenset(scope for requirement in security for scopes in requirement.values()
-                           for scope in scopes)
         parameters = [resolve(document, p) for p in
                       [*item.get("parameters", []), *operation.get("parameters", [])]]
         declared = tuple((p["name"].lower().encode("latin-1"),

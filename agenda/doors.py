@@ -34,7 +34,7 @@ import orjson
 from connexion.json_schema import resolve_refs
 
 from agenda.middleware import read_body
-from agenda.openapi import body_errors, compiled
+from agenda.openapi import body_errors, compiled, scopes_needed
 from agenda.security import Admitted, admitted, client_address
 from agenda.usage import OncePerMinute
 from handlers.envelope import PRIVATE_CACHE
@@ -57,8 +57,7 @@ class DoorLane:
         # The operation as Connexion sees it: every reference resolved by its own function.
         resolved = resolve_refs(service.document)
         operation = resolved["paths"][self.route.removeprefix("/v1")]["post"]
-        self.needed = frozenset(scope for requirement in operation["security"]
-                                for scopes in requirement.values() for scope in scopes)
+        self.needed = scopes_needed(resolved, operation)
         self.body_validator = compiled(
             operation["requestBody"]["content"]["application/json"]["schema"])
         self.answer_validator = (

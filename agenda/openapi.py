@@ -92,6 +92,16 @@ def resolve(document: dict, item: dict) -> dict:
     return item
 
 
+def scopes_needed(document: dict, operation: dict) -> frozenset[str] | None:
+    """The scopes an operation's security requirements name (its own, else the document's);
+    None when it needs no authentication at all."""
+    security = operation.get("security", document.get("security", []))
+    if not security:
+        return None
+    return frozenset(scope for requirement in security for scopes in requirement.values()
+                     for scope in scopes)
+
+
 def _validate_spec_31(cls, spec: dict) -> None:
     """Connexion's `_validate_spec`, for OpenAPI 3.1 documents."""
     validate_31(spec)

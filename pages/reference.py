@@ -13,7 +13,7 @@ import re
 
 from markupsafe import Markup, escape
 
-from agenda.openapi import resolve
+from agenda.openapi import resolve, scopes_needed
 
 # The methods an OpenAPI path item may hold, in the order the reference lists them.
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -141,14 +141,12 @@ def _body(document: dict, operation: dict) -> str | None:
 
 def operations(document: dict, prefix: str = "/v1") -> list[Section]:
     """Every operation of `document`, grouped by its first tag in the document's tag order."""
-    default_security = document.get("security", [])
     by_tag: dict[str, list[Operation]] = {tag["name"]: [] for tag in document.get("tags", [])}
     for path, item in document["paths"].items():
         for method in HTTP_METHODS:
             if method not in item:
                 continue
             operation = item[method]
-            security = operation.get("security", default_security)
             parameters = [resolve(document, p)
                           for p in [*item.get("parameters", []), *operation.get("parameters", [])]]
             responses = [(code, markdown(resolve(document, answer).get("description", "")))
@@ -158,8 +156,7 @@ def operations(document: dict, prefix: str = "/v1") -> list[Section]:
                 method=method.upper(), path=prefix + path, operation_id=operation["operationId"],
                 summary=operation.get("summary", ""),
                 description=markdown(operation.get("description"), top=4),
-                scopes=sorted({scope for requirement in security
-                               for scopes in requirement.values() for scope in scopes}),
+                scopes=sorted(scopes_needed(document, operation) or ()),
                 parameters=[Parameter(name=p["name"], where=p["in"],
                                       required=bool(p.get("required")),
                                       type=_type(p.get("schema", {})),
