@@ -143,8 +143,8 @@ class LocalEntries:
 
 
 class SharedEntries:
-    """Entries in Redis, for every worker and host; failures only cost sharing. On the
-    event loop with the rate limits' client for it (`RedisCounters.open`), else on a thread."""
+    """Entries in Redis (the rate limits' clients, `RedisCounters.command`), for every
+    worker and host; failures only cost sharing."""
 
     def __init__(self, counters: RedisCounters):
         self.counters = counters
@@ -155,25 +155,16 @@ class SharedEntries:
         return "agenda:cache:" + hashlib.blake2b(url.encode(), digest_size=20).hexdigest()
 
     async def get(self, url: str) -> Entry | None:
-        client = self.counters.client_async
         try:
-            if client is None:
-                packed = await asyncio.to_thread(self.counters.client.get, self.key(url))
-            else:
-                packed = await client.get(self.key(url))
+            packed = await self.counters.command("get", self.key(url))
         except redis.RedisError as error:
             self._warn(error)
             return None
         return Entry.unpack(packed) if packed else None
 
     async def put(self, url: str, entry: Entry) -> None:
-        client = self.counters.client_async
         try:
-            if client is None:
-                await asyncio.to_thread(self.counters.client.set, self.key(url), entry.pack(),
-                                        ex=SHARED_TTL)
-            else:
-                await client.set(self.key(url), entry.pack(), ex=SHARED_TTL)
+            await self.counters.command("set", self.key(url), entry.pack(), ex=SHARED_TTL)
         except redis.RedisError as error:
             self._warn(error)
 

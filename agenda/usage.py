@@ -205,6 +205,13 @@ class RedisCounters:
         if client is not None:
             await client.aclose()
 
+    async def command(self, name: str, *args, **options):
+        """A Redis command from the event loop: on its own client once `open`, else on a
+        thread with the blocking one. Raises redis.RedisError."""
+        if self.client_async is None:
+            return await asyncio.to_thread(getattr(self.client, name), *args, **options)
+        return await getattr(self.client_async, name)(*args, **options)
+
     async def count_async(self, keys: list[str], limits: list[int],
                           ttls: list[int]) -> list[int]:
         """`count` on the event loop, without a thread (after `open`)."""
