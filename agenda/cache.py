@@ -214,21 +214,11 @@ class ResponseCache:
                                         client_address(scope), if_none_match)
         admitted_now = isinstance(consulted.admitted.outcome, Admission)
         if consulted.entry is None and admitted_now and url in self._building:
-            # Another request of this process is building this very answer (the stamp or
-            # the hour just turned): wait for it rather than build it again.
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._building[url]), FOLLOW_SECONDS)
-            await self._found(consulted, self.local.get(url), if_none_match)
+            await self._follow(consulted, url, if_none_match)
         if consulted.entry is None:
             shared["admitted"] = consulted.admitted
-            building = admitted_now and url not in self._building
-            if building:
-                self._building[url] = asyncio.get_running_loop().create_future()
-            try:
-                await self._full_path(scope, receive, send, url, shared)
-            finally:
-                if building:
-                    self._building.pop(url).set_result(None)
+            await self._full_path(scope, receive, send, url, shared,
+                                  lead=admitted_now and url not in self._building)
             return
         admission = consulted.admitted.outcome
         shared["ratelimit"] = admission.figures.headers()
@@ -264,6 +254,13 @@ class ResponseCache:
             consulted.not_modified = True
             await self.service.usage.refund_day_async(admission.caller)
 
+    async def _follow(self, consulted: Consulted, url: str, if_none_match: str) -> None:
+        """Another request of this process is building this very answer (the stamp or the
+        hour just turned): wait for it rather than build it again, and serve what it kept."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._building[url]), FOLLOW_SECONDS)
+        await self._found(consulted, self.local.get(url), if_none_match)
+
     async def _answer(self, send, consulted: Consulted, request_id: str) -> None:
         entry = consulted.entry
         if consulted.not_modified:
@@ -276,8 +273,21 @@ class ResponseCache:
             *entry.headers, (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
 
-    async def _full_path(self, scope, receive, send, url: str, shared: dict) -> None:
-        """Let Connexion answer, and keep the answer when it is public."""
+    async def _full_path(self, scope, receive, send, url: str, shared: dict, *,
+                         lead: bool) -> None:
+        """Let Connexion answer, and keep the answer when it is public. The `lead` request
+        of a URL is the one others arriving meanwhile wait for (`_follow`)."""
+        if not lead:
+            await self._build(scope, receive, send, url, shared)
+            return
+        self._building[url] = asyncio.get_running_loop().create_future()
+        try:
+            await self._build(scope, receive, send, url, shared)
+        finally:
+            self._building.pop(url).set_result(None)
+
+    async def _build(self, scope, receive, send, url: str, shared: dict) -> None:
+        """Connexion's answer, passed on and kept (here and shared) when it is public."""
         start, chunks = {}, []
 
         async def keeping(message):
