@@ -14,19 +14,16 @@ import pytest
 from sqlalchemy import text
 
 from agenda.app import create_app
-from models import migrate, tokens
-from models.db import make_engine, rows
+from models import tokens
+from models.db import rows
 from tests import factories
-from tests.servers import drop_database, scratch_database
+from tests.servers import drop_database, migrated_database
 
 
 @pytest.fixture(scope="session")
 def database_url(worker_id):
     """The migrated database of this run, dropped at its end."""
-    url = scratch_database(worker_id)
-    engine = make_engine(url)
-    migrate.upgrade(engine)
-    engine.dispose()
+    url = migrated_database(worker_id)
     yield url
     drop_database(url)
 
@@ -105,6 +102,22 @@ def make_token(db):
                                    scopes=list(scopes or ("read",)), per_day=per_day)[1]
 
     return make
+
+
+@pytest.fixture
+def organisation(db):
+    """An organisation of the test's own (the caller of the organiser endpoints)."""
+    return factories.OrganisationFactory()
+
+
+@pytest.fixture
+def bearer_of(make_token, organisation):
+    """`bearer_of("scan")` -> Authorization headers with a new token of `organisation`."""
+
+    def headers(*scopes: str) -> dict:
+        return {"Authorization": f"Bearer {make_token(*scopes, organisation=organisation)}"}
+
+    return headers
 
 
 @pytest.fixture

@@ -15,6 +15,9 @@ import httpx
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from models import migrate
+from models.db import make_engine, make_sessionmaker
+
 AGENDA = str(Path(sys.executable).parent / "agenda")
 
 
@@ -33,6 +36,27 @@ def scratch_database(name: str) -> str:
         connection.execute(text(f'CREATE DATABASE "{database}"'))
     admin.dispose()
     return url.set(database=database).render_as_string(hide_password=False)
+
+
+def migrated_database(name: str) -> str:
+    """A new database (`scratch_database`) with every migration applied."""
+    url = scratch_database(name)
+    engine = make_engine(url)
+    migrate.upgrade(engine)
+    engine.dispose()
+    return url
+
+
+@contextlib.contextmanager
+def committed(url: str):
+    """A session on `url` whose work is committed as the block ends: for what other
+    processes, or requests on connections of their own, must see."""
+    engine = make_engine(url)
+    try:
+        with make_sessionmaker(engine).begin() as session:
+            yield session
+    finally:
+        engine.dispose()
 
 
 def drop_database(url: str) -> None:

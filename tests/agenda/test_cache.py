@@ -16,14 +16,13 @@ from sqlalchemy import delete, event, text, update
 
 from agenda.app import create_app
 from agenda.cache import Entry, LocalEntries
-from models import importing, migrate, organisations, tokens
-from models.db import make_engine, make_sessionmaker
+from models import importing, organisations, tokens
 from models.events import Event
 from models.people import Person
 from models.stamp import CATALOGUE_TABLES
 from tests.conftest import APP_SETTINGS
 from tests.factories import EventFactory, OrganisationFactory, PersonFactory
-from tests.servers import drop_database, scratch_database
+from tests.servers import committed, drop_database, migrated_database
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "example-import.jsonl"
 
@@ -267,25 +266,21 @@ def test_a_header_out_of_the_documents_bounds_is_refused_although_the_answer_is_
 
 
 @pytest.fixture
-def committed(worker_id):
+def catalogue_committed(worker_id):
     """A database of this test's own with the example import and a read token, committed
     (requests at once need connections of their own, not the test's transaction)."""
-    url = scratch_database(f"{worker_id}_flight")
-    engine = make_engine(url)
-    migrate.upgrade(engine)
-    with make_sessionmaker(engine).begin() as session:
-        with EXAMPLE.open(encoding="utf-8") as lines:
-            importing.import_lines(session, lines=lines, source="example")
+    url = migrated_database(f"{worker_id}_flight")
+    with committed(url) as session, EXAMPLE.open(encoding="utf-8") as lines:
+        importing.import_lines(session, lines=lines, source="example")
         owner = organisations.create_organisation(session, name="Flight")
         token = tokens.create_token(session, organisation=owner, name="flight",
                                     scopes=["read"])[1]
-    engine.dispose()
     yield url, token
     drop_database(url)
 
 
-def test_requests_arriving_while_an_answer_is_built_wait_for_it(committed):
-    url, token = committed
+def test_requests_arriving_while_an_answer_is_built_wait_for_it(catalogue_committed):
+    url, token = catalogue_committed
     app = create_app({"database_url": url, **APP_SETTINGS})
     try:
         with app.test_client() as client:

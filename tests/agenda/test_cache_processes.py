@@ -13,9 +13,8 @@ import pytest
 import redis
 
 from agenda.cache import SharedEntries
-from models import migrate, organisations, tokens
-from models.db import make_engine, make_sessionmaker
-from tests.servers import AGENDA, agenda_serve, drop_database, scratch_database
+from models import organisations, tokens
+from tests.servers import AGENDA, agenda_serve, committed, drop_database, migrated_database
 
 REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "example-import.jsonl")
@@ -24,13 +23,10 @@ EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "example-i
 @pytest.fixture
 def database(worker_id):
     """A migrated database of this test's own, with one organisation and a read token."""
-    url = scratch_database(f"{worker_id}_cache")
-    engine = make_engine(url)
-    migrate.upgrade(engine)
-    with make_sessionmaker(engine).begin() as session:
+    url = migrated_database(f"{worker_id}_cache")
+    with committed(url) as session:
         owner = organisations.create_organisation(session, name="Cache")
         token = tokens.create_token(session, organisation=owner, name="cache", scopes=["read"])[1]
-    engine.dispose()
     yield url, token
     drop_database(url)
 

@@ -16,12 +16,11 @@ from sqlalchemy.exc import OperationalError
 
 from agenda.app import create_app
 from agenda.doors import DoorLane
-from models import migrate, organisations, tokens
-from models.db import make_engine, make_sessionmaker
+from models import organisations, tokens
 from models.tickets import Ticket
 from tests.conftest import APP_SETTINGS, joined
-from tests.factories import OrganisationFactory, TicketFactory, tonight_event
-from tests.servers import AGENDA, agenda_serve, drop_database, scratch_database
+from tests.factories import TicketFactory, tonight_event
+from tests.servers import AGENDA, agenda_serve, committed, drop_database, migrated_database
 
 # Headers that belong to one request (or one application's counters), not to the answer.
 PER_REQUEST = {"date", "x-request-id", "x-ratelimit-remaining", "x-ratelimit-reset",
@@ -57,13 +56,8 @@ def lane_scans(monkeypatch):
 
 
 @pytest.fixture
-def organisation():
-    return OrganisationFactory()
-
-
-@pytest.fixture
-def door(make_token, organisation):
-    return {"Authorization": f"Bearer {make_token('scan', organisation=organisation)}"}
+def door(bearer_of):
+    return bearer_of("scan")
 
 
 def remaining(response) -> int:
@@ -203,16 +197,13 @@ def test_a_failure_in_the_lane_goes_the_full_way_once(client, lane_scans, monkey
 def served_door(worker_id, tmp_path):
     """A database of this test's own with tonight's event of an organisation (sold by an
     external shop; doors open all day) and its `scan` and `tickets` tokens."""
-    url = scratch_database(f"{worker_id}_doors")
-    engine = make_engine(url)
-    migrate.upgrade(engine)
-    with make_sessionmaker(engine).begin() as session:
+    url = migrated_database(f"{worker_id}_doors")
+    with committed(url) as session:
         owner = organisations.create_organisation(session, name="Doors",
                                                   ticket_shop_url="https://shop.example")
         door = tokens.create_token(session, organisation=owner, name="door", scopes=["scan"])[1]
         shop = tokens.create_token(session, organisation=owner, name="shop",
                                    scopes=["tickets"])[1]
-    engine.dispose()
     today = dt.datetime.now(ZoneInfo("Europe/Amsterdam")).date().isoformat()
     records = [
         {"kind": "venue", "id": "door-hall", "name": "Door Hall", "city": "Utrecht",

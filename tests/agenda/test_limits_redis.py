@@ -19,8 +19,7 @@ from agenda.app import create_app
 from agenda.usage import Usage
 from models import organisations, tokens
 from models.tokens import Caller
-from models.db import make_engine, make_sessionmaker
-from tests.servers import agenda_serve, free_port
+from tests.servers import agenda_serve, committed, free_port
 
 REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -43,14 +42,10 @@ def redis_url():
 
 def _committed_token(database_url: str, **limits) -> str:
     """A token committed to the run's database, visible to other processes."""
-    engine = make_engine(database_url)
-    try:
-        with make_sessionmaker(engine).begin() as session:
-            owner = organisations.create_organisation(session, name=f"Limits {os.urandom(4).hex()}")
-            return tokens.create_token(session, organisation=owner, name="limits",
-                                       scopes=["read"], **limits)[1]
-    finally:
-        engine.dispose()
+    with committed(database_url) as session:
+        owner = organisations.create_organisation(session, name=f"Limits {os.urandom(4).hex()}")
+        return tokens.create_token(session, organisation=owner, name="limits",
+                                   scopes=["read"], **limits)[1]
 
 
 def _fresh_minute(margin: int = 25) -> None:

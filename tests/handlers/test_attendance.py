@@ -12,13 +12,8 @@ TODAY = dt.date.today()
 
 
 @pytest.fixture
-def organisation():
-    return OrganisationFactory()
-
-
-@pytest.fixture
-def headers(make_token, organisation):
-    return {"Authorization": f"Bearer {make_token('attendance', organisation=organisation)}"}
+def headers(bearer_of):
+    return bearer_of("attendance")
 
 
 @pytest.fixture

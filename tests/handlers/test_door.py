@@ -7,20 +7,15 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from models import door
-from tests.factories import EventFactory, OrganisationFactory, TicketFactory
+from tests.factories import EventFactory, TicketFactory
 from tests.factories import tonight_event as tonight
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 
 
 @pytest.fixture
-def organisation():
-    return OrganisationFactory()
-
-
-@pytest.fixture
-def door_token(make_token, organisation):
-    return {"Authorization": f"Bearer {make_token('scan', organisation=organisation)}"}
+def door_token(bearer_of):
+    return bearer_of("scan")
 
 
 def _scan(client, headers, **body):

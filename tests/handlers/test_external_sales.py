@@ -2,17 +2,12 @@
 
 import pytest
 
-from tests.factories import EventFactory, OrganisationFactory
+from tests.factories import EventFactory
 
 
 @pytest.fixture
-def organisation():
-    return OrganisationFactory()
-
-
-@pytest.fixture
-def headers(make_token, organisation):
-    return {"Authorization": f"Bearer {make_token('attendance', organisation=organisation)}"}
+def headers(bearer_of):
+    return bearer_of("attendance")
 
 
 def test_nothing_reported_yet_is_zero(client, headers, organisation):

@@ -15,17 +15,12 @@ import pytest
 import uvicorn
 
 from agenda.app import create_app
-from models import migrate
-from models.db import make_engine
-from tests.servers import drop_database, scratch_database
+from tests.servers import drop_database, migrated_database
 
 
 @pytest.fixture(scope="session")
 def mcp_database_url(worker_id):
-    url = scratch_database(f"{worker_id}_mcp")
-    engine = make_engine(url)
-    migrate.upgrade(engine)
-    engine.dispose()
+    url = migrated_database(f"{worker_id}_mcp")
     yield url
     drop_database(url)
 
