@@ -224,8 +224,6 @@ def serve(host, port, workers):
 
 
 def _serve(host: str, port: int, workers: int) -> None:
-    import uvicorn
-
     if not os.environ.get("AGENDA_SECRET_KEY"):
         # Every worker must sign and check cursors with the same key.
         os.environ["AGENDA_SECRET_KEY"] = secrets.token_urlsafe(32)
@@ -239,11 +237,18 @@ def _serve(host: str, port: int, workers: int) -> None:
         click.echo(f"{workers} workers count requests each on their own (memory://): the "
                    "rate limits are only exact with AGENDA_RATELIMIT_STORAGE=redis://...",
                    err=True)
-    uvicorn.run("agenda.asgi:app", host=host, port=port, workers=workers,
-                log_level="info", access_log=False, proxy_headers=False,
-                # A worker starts in seconds, slower on a busy machine; uvicorn's default
-                # of 5 s kills and restarts workers that are merely slow.
-                timeout_worker_healthcheck=60)
+    # This process becomes uvicorn's own command. Its workers start (multiprocessing's spawn)
+    # by importing the main module again: as `python -m uvicorn` that is nothing, where this
+    # module would bring alembic and the demo data into every worker (~8 MB each).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [
+        sys.executable, "-m", "uvicorn", "agenda.asgi:app", "--host", host, "--port", str(port),
+        "--workers", str(workers), "--log-level", "info", "--no-access-log",
+        "--no-proxy-headers",
+        # A worker starts in seconds, slower on a busy machine; uvicorn's default of 5 s
+        # kills and restarts workers that are merely slow.
+        "--timeout-worker-healthcheck", "60"])
 
 
 DEMO_SCOPES = ("read", "scan", "attendance", "tickets")

@@ -1,5 +1,6 @@
 """The `agenda` command line: organisations, tokens, migrations."""
 
+import sys
 import uuid
 
 from click.testing import CliRunner
@@ -114,17 +115,23 @@ def test_a_created_person_signs_in_with_the_password_and_has_the_role(database_u
 def test_serve_runs_a_worker_per_core_and_warns_when_limits_are_per_worker(monkeypatch):
     import os
 
-    import uvicorn
-
     started = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **options: started.update(options, app=app))
+
+    def exec_uvicorn(executable, argv):
+        started.update(executable=executable, argv=argv,
+                       workers=int(argv[argv.index("--workers") + 1]))
+
+    monkeypatch.setattr(os, "execv", exec_uvicorn)
     monkeypatch.setattr(os, "cpu_count", lambda: 3)
     monkeypatch.delenv("AGENDA_RATELIMIT_STORAGE", raising=False)
     monkeypatch.setenv("AGENDA_SECRET_KEY", "x")
     monkeypatch.setenv("AGENDA_SITE_URL", "http://127.0.0.1:8080")
     result = CliRunner().invoke(main, ["serve"], catch_exceptions=False)
     assert result.exit_code == 0
-    assert (started["app"], started["workers"]) == ("agenda.asgi:app", 3)
+    # uvicorn's own command, so that its workers do not import this CLI again (spawn).
+    assert started["executable"] == sys.executable
+    assert started["argv"][:4] == [sys.executable, "-m", "uvicorn", "agenda.asgi:app"]
+    assert started["workers"] == 3
     assert "rate limits are only exact with AGENDA_RATELIMIT_STORAGE=redis://" in result.stderr
     monkeypatch.setenv("AGENDA_RATELIMIT_STORAGE", "redis://127.0.0.1:6379/0")
     quiet = CliRunner().invoke(main, ["serve", "--workers", "2"], catch_exceptions=False)
