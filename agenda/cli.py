@@ -239,13 +239,16 @@ def _serve(host: str, port: int, workers: int) -> None:
                    err=True)
     # This process becomes uvicorn's own command. Its workers start (multiprocessing's spawn)
     # by importing the main module again: as `python -m uvicorn` that is nothing, where this
-    # module would bring alembic and the demo data into every worker (~8 MB each).
+    # module would bring alembic and the demo data into every worker (~6 MB each). -OO
+    # (passed on to the workers) keeps every module's docstrings out of memory (~5 MB a
+    # worker): the MCP tools' descriptions are not docstrings (mcp_server/tools.py), and the
+    # libraries' asserts guard against their callers' programming errors only.
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, [
-        sys.executable, "-m", "uvicorn", "agenda.asgi:app", "--host", host, "--port", str(port),
-        "--workers", str(workers), "--log-level", "info", "--no-access-log",
-        "--no-proxy-headers",
+        sys.executable, "-OO", "-m", "uvicorn", "agenda.asgi:app", "--host", host,
+        "--port", str(port), "--workers", str(workers), "--log-level", "info",
+        "--no-access-log", "--no-proxy-headers",
         # A worker starts in seconds, slower on a busy machine; uvicorn's default of 5 s
         # kills and restarts workers that are merely slow.
         "--timeout-worker-healthcheck", "60"])

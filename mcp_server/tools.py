@@ -51,9 +51,10 @@ Id = Annotated[str, Field(min_length=1, max_length=200)]
 Text = Annotated[str | None, Field(max_length=200)]
 
 
+# What every tool returns: the REST answer's `data` and its `meta` (without request id). A
+# comment, not a docstring: pydantic would make it the output schema's description, which
+# `python -OO` workers would not have.
 class Answer(TypedDict):
-    """What every tool returns: the REST answer's `data` and its `meta` (without request id)."""
-
     data: Any
     meta: dict[str, Any]
 
@@ -114,12 +115,15 @@ def opened(ctx: Context, scope: str):
         raise ToolError(f"{error.message} {detail}".strip()) from error
 
 
-def tool(scope: str, title: str):
-    """Register a function as a tool needing `scope` (read-only unless it needs more)."""
+def tool(scope: str, title: str, description: str):
+    """Register a function as a tool needing `scope` (read-only unless it needs more). The
+    description is given here, not taken from the docstring: workers run with `python -OO`
+    (agenda/cli.py), which drops docstrings."""
 
     def register(fn):
         SCOPES[fn.__name__] = scope
-        _TOOLS.append((fn, title, scope == "read" or fn.__name__.startswith("get_")))
+        _TOOLS.append((fn, title, description,
+                       scope == "read" or fn.__name__.startswith("get_")))
         return fn
 
     return register
@@ -133,7 +137,9 @@ _TOOLS: list = []
 # ---------------------------------------------------------------------------
 
 
-@tool("read", "Search events")
+@tool("read", "Search events",
+      "Search approved nightlife events in NL and BE, soonest first, with every filter of GET "
+      "/events. Each event has its public page `url`; cite the attribution when showing them.")
 def search_events(
         ctx: Context,
         city: Annotated[Text, Field(description="Venue city, case-insensitive.")] = None,
@@ -154,8 +160,6 @@ def search_events(
         lng: Annotated[float | None, Field(ge=-180, le=180)] = None,
         radius_km: Annotated[int, Field(ge=1, le=200, description="Distance from lat,lng.")] = 25,
         limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    """Search approved nightlife events in NL and BE, soonest first, with every filter of
-    GET /events. Each event has its public page `url`; cite the attribution when showing them."""
     with opened(ctx, "read") as call:
         wanted = events.EventFilters(
             date_from=date_from, date_to=date_to, radius_km=radius_km, city=city, genre=genre,
@@ -168,27 +172,26 @@ def search_events(
                              after=after))
 
 
-@tool("read", "Event detail")
+@tool("read", "Event detail", "One event by id or slug, with its bill, set times and maps.")
 def get_event(ctx: Context, id: Annotated[Id, Field(description="Event id or slug.")]) -> Answer:
-    """One event by id or slug, with its bill, set times and maps."""
     with opened(ctx, "read") as call:
         return call.public(EventDetailSchema().dump(events.get_event(call.session, id)))
 
 
-@tool("read", "Drink-token prices")
+@tool("read", "Drink-token prices",
+      "Drink-token price figures of a festival edition, from its visitors' reports (not found "
+      "when the event is not a festival).")
 def get_token_prices(ctx: Context, event_id: Annotated[Id, Field(
         description="Festival edition id or slug.")]) -> Answer:
-    """Drink-token price figures of a festival edition, from its visitors' reports
-    (not found when the event is not a festival)."""
     with opened(ctx, "read") as call:
         return call.public(TokenPricesSchema().dump(festivals.token_prices(call.session,
                                                                            event_id)))
 
 
-@tool("read", "Drink-token reports")
+@tool("read", "Drink-token reports",
+      "The individual drink-token price reports of a festival edition, newest first.")
 def list_token_reports(ctx: Context, event_id: Id, limit: Limit = 25,
                        cursor: Cursor = None) -> Answer:
-    """The individual drink-token price reports of a festival edition, newest first."""
     with opened(ctx, "read") as call:
         return call.page("token_reports", {"event": event_id}, limit=limit, cursor=cursor,
                          schema=TokenReportSchema(many=True),
@@ -196,13 +199,13 @@ def list_token_reports(ctx: Context, event_id: Id, limit: Limit = 25,
                              call.session, event_id, limit=limit, after=after))
 
 
-@tool("read", "Search venues")
+@tool("read", "Search venues",
+      "Venues by name, filtered by city, name and whether they have events coming.")
 def search_venues(ctx: Context, city: Text = None,
                   q: Annotated[Text, Field(description="Text over the name.")] = None,
                   with_events: Annotated[bool | None, Field(
                       description="true: only venues with events from today on.")] = None,
                   limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    """Venues by name, filtered by city, name and whether they have events coming."""
     with opened(ctx, "read") as call:
         wanted = venues.VenueFilters(city=city, q=q, with_events=with_events)
         return call.page("venues", wanted.binding(), limit=limit, cursor=cursor,
@@ -212,20 +215,19 @@ def search_venues(ctx: Context, city: Text = None,
                              after=after))
 
 
-@tool("read", "Venue detail")
+@tool("read", "Venue detail",
+      "One venue with its practical profile and number of upcoming events.")
 def get_venue(ctx: Context, id: Id) -> Answer:
-    """One venue with its practical profile and number of upcoming events."""
     with opened(ctx, "read") as call:
         return call.public(VenueDetailSchema().dump(
             venues.get_venue(call.session, id, today=call.today())))
 
 
-@tool("read", "Search artists")
+@tool("read", "Search artists", "Artists by name, filtered by name, primary genre and country.")
 def search_artists(ctx: Context, q: Annotated[Text, Field(description="Text over the name.")] = None,
                    genre: Annotated[Text, Field(description="Primary genre.")] = None,
                    country: Annotated[Text, Field(description="As the profile spells it.")] = None,
                    limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    """Artists by name, filtered by name, primary genre and country."""
     with opened(ctx, "read") as call:
         wanted = artists.ArtistFilters(q=q, genre=genre, country=country)
         return call.page("artists", wanted.binding(), limit=limit, cursor=cursor,
@@ -234,20 +236,18 @@ def search_artists(ctx: Context, q: Annotated[Text, Field(description="Text over
                              call.session, filters=wanted, limit=limit, after=after))
 
 
-@tool("read", "Artist detail")
+@tool("read", "Artist detail", "One artist with bio, links, releases and next dates.")
 def get_artist(ctx: Context, id: Id) -> Answer:
-    """One artist with bio, links, releases and next dates."""
     with opened(ctx, "read") as call:
         return call.public(ArtistDetailSchema().dump(
             artists.get_artist(call.session, id, today=call.today())))
 
 
-@tool("read", "Search organisations")
+@tool("read", "Search organisations", "Organisations that put events in the agenda, by name.")
 def search_organisations(ctx: Context, q: Text = None,
                          verified: Annotated[bool | None, Field(
                              description="true: only organisations the service checked.")] = None,
                          limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    """Organisations that put events in the agenda, by name."""
     with opened(ctx, "read") as call:
         wanted = organisations.OrganisationFilters(q=q, verified=verified)
         return call.page("organisations", wanted.binding(), limit=limit, cursor=cursor,
@@ -256,27 +256,24 @@ def search_organisations(ctx: Context, q: Text = None,
                              call.session, filters=wanted, limit=limit, after=after))
 
 
-@tool("read", "Organisation detail")
+@tool("read", "Organisation detail", "One organisation with its number of approved events.")
 def get_organisation(ctx: Context, id: Id) -> Answer:
-    """One organisation with its number of approved events."""
     with opened(ctx, "read") as call:
         return call.public(OrganisationSchema().dump(
             organisations.get_listed_organisation(call.session, id)))
 
 
-@tool("read", "Genres")
+@tool("read", "Genres", "The fixed genre list, in its order.")
 def list_genres(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    """The fixed genre list, in its order."""
     with opened(ctx, "read") as call:
         return call.page("genres", {}, limit=limit, cursor=cursor, schema=GenreSchema(many=True),
                          fetch=lambda after: genres.list_genres(call.session, after=after,
                                                                 limit=limit))
 
 
-@tool("read", "Cities")
+@tool("read", "Cities", "Cities with at least one upcoming event, busiest first.")
 def list_cities(ctx: Context, country: Literal["NL", "BE"] | None = None, limit: Limit = 25,
                 cursor: Cursor = None) -> Answer:
-    """Cities with at least one upcoming event, busiest first."""
     with opened(ctx, "read") as call:
         return call.page("cities", {"country": country} if country else {}, limit=limit,
                          cursor=cursor, schema=CitySchema(many=True),
@@ -285,11 +282,11 @@ def list_cities(ctx: Context, country: Literal["NL", "BE"] | None = None, limit:
                              after=after))
 
 
-@tool("read", "New releases (radar)")
+@tool("read", "New releases (radar)",
+      "New singles, EPs and albums by artists in the agenda, newest first.")
 def radar(ctx: Context, genre: Text = None,
           weeks: Annotated[int, Field(ge=1, le=4, description="Weeks back (1, 2 or 4).")] = 4,
           limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    """New singles, EPs and albums by artists in the agenda, newest first."""
     with opened(ctx, "read") as call:
         binding = {"weeks": str(weeks), **({"genre": genre} if genre else {})}
         return call.page("radar", binding, limit=limit, cursor=cursor,
@@ -299,20 +296,19 @@ def radar(ctx: Context, genre: Text = None,
                              limit=limit, after=after))
 
 
-@tool("read", "Badge catalogue")
+@tool("read", "Badge catalogue", "The catalogue of earnable badges by family, then tier.")
 def list_badges(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    """The catalogue of earnable badges by family, then tier."""
     with opened(ctx, "read") as call:
         return call.page("badges", {}, limit=limit, cursor=cursor, schema=BadgeSchema(many=True),
                          fetch=lambda after: badges.list_badges(call.session, limit=limit,
                                                                 after=after))
 
 
-@tool("read", "Badges of a public profile")
+@tool("read", "Badges of a public profile",
+      "The badges a public profile earned, newest first (private profiles are not found).")
 def list_user_badges(ctx: Context, user: Annotated[Id, Field(
         description="A public profile's handle or id.")], limit: Limit = 25,
                      cursor: Cursor = None) -> Answer:
-    """The badges a public profile earned, newest first (private profiles are not found)."""
     with opened(ctx, "read") as call:
         person = badges.get_public_person(call.session, user)
         return call.page("user_badges", {"user": person.id}, limit=limit, cursor=cursor,
@@ -323,10 +319,10 @@ def list_user_badges(ctx: Context, user: Annotated[Id, Field(
                          catalogue=badges.catalogue_size(call.session))
 
 
-@tool("read", "Who am I")
+@tool("read", "Who am I",
+      "The token behind this connection: for a live token its organisation, limits and today's "
+      "usage (as GET /me); for an OAuth connection the person, organisation and scopes.")
 def who_am_i(ctx: Context) -> Answer:
-    """The token behind this connection: for a live token its organisation, limits and
-    today's usage (as GET /me); for an OAuth connection the person, organisation and scopes."""
     with opened(ctx, "read") as call:
         identity = call.identity
         if identity.kind == "live":
@@ -346,42 +342,42 @@ def who_am_i(ctx: Context) -> Answer:
 # ---------------------------------------------------------------------------
 
 
-@tool("attendance", "Attendance")
+@tool("attendance", "Attendance",
+      "Attendance counts and audience groups of one of your organisation's events.")
 def get_attendance(ctx: Context, event_id: Id) -> Answer:
-    """Attendance counts and audience groups of one of your organisation's events."""
     with opened(ctx, "attendance") as call:
         report = attendance.get_attendance(call.session, event_key=event_id,
                                            organisation_id=call.organisation_id, now=now())
         return {"data": AttendanceSchema().dump(report), "meta": {}}
 
 
-@tool("attendance", "External sales")
+@tool("attendance", "External sales",
+      "The last external ticket-sales count reported for one of your organisation's events.")
 def get_external_sales(ctx: Context, event_id: Id) -> Answer:
-    """The last external ticket-sales count reported for one of your organisation's events."""
     with opened(ctx, "attendance") as call:
         report = sales.external_sales(call.session, event=call.own_event(event_id))
         return {"data": ExternalSalesSchema().dump(report), "meta": {}}
 
 
-@tool("attendance", "Report external sales")
+@tool("attendance", "Report external sales",
+      "Report how many tickets your organisation's own shop sold so far (events with external "
+      "ticketing only).")
 def report_external_sales(ctx: Context, event_id: Id, sold: Annotated[int, Field(
         ge=0, le=10_000_000, description="Tickets your own shop sold so far.")]) -> Answer:
-    """Report how many tickets your organisation's own shop sold so far (events with
-    external ticketing only)."""
     with opened(ctx, "attendance") as call:
         report = sales.report_external_sales(call.session, event=call.own_event(event_id),
                                              sold=sold, now=now())
         return {"data": ExternalSalesSchema().dump(report), "meta": {}}
 
 
-@tool("scan", "Scan a ticket")
+@tool("scan", "Scan a ticket",
+      "Validate a ticket at the door and mark it used; a refused ticket is a result with `ok` "
+      "false and a reason, not an error.")
 def scan_ticket(ctx: Context, code: Annotated[str, Field(
         min_length=1, max_length=500, description="The ticket code, or the scanned URL that "
                                                   "contains /t/<code>.")],
                 event_id: Annotated[Text, Field(description="Refuse tickets not for this "
                                                             "event.")] = None) -> Answer:
-    """Validate a ticket at the door and mark it used; a refused ticket is a result with
-    `ok` false and a reason, not an error."""
     with opened(ctx, "scan") as call:
         verdict = door.scan(call.session, organisation_id=call.organisation_id, scanned=code,
                             event_id=event_id, now=now())
@@ -395,8 +391,8 @@ def build_server(provider_name: str, site_url: str, *, middleware=()) -> MCPServ
         instructions="The agenda of nightlife events in the Netherlands and Belgium. Credit "
                      "the data as `meta.attribution` says and link each item's `url`.",
         warn_on_duplicate_tools=True)
-    for fn, title, read_only in _TOOLS:
-        server.add_tool(fn, title=title, structured_output=True,
+    for fn, title, description, read_only in _TOOLS:
+        server.add_tool(fn, title=title, description=description, structured_output=True,
                         annotations=ToolAnnotations(readOnlyHint=read_only,
                                                     openWorldHint=False))
     return server

@@ -12,6 +12,7 @@ from models.db import now
 from tests import factories
 from tests.handlers import test_door as door
 from tests.mcp_server.client import ERAS, connected, run
+from tests.servers import agenda_serve
 
 TODAY = dt.date.today()
 
@@ -256,3 +257,27 @@ def test_a_get_holds_no_stream_open_but_answers_405(served, agenda, rest):
                                          "Accept": "text/event-stream"})
     assert response.status_code == 405 and response.headers["Allow"] == "POST"
     assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_agenda_serve_workers_list_the_same_tools_and_answer(served, agenda, mcp_database_url):
+    """`agenda serve` runs its workers with `python -OO`, without docstrings: the tools an
+    assistant sees there (names, titles, descriptions, schemas) are those served in process,
+    and a tool answers as REST does."""
+    def listing(tools):
+        return {tool.name: tool.model_dump(exclude_none=True) for tool in tools}
+
+    async def work(site):
+        async with connected(served.site, "legacy", token=agenda["token"]) as client:
+            expected = listing((await client.list_tools()).tools)
+        async with connected(site, "legacy", token=agenda["token"]) as client:
+            listed = listing((await client.list_tools()).tools)
+            result = await client.call_tool("get_event", {"id": agenda["event"].slug})
+        return expected, listed, result
+
+    env = {"AGENDA_DATABASE_URL": mcp_database_url, "AGENDA_SECRET_KEY": "mcp-test-secret"}
+    with agenda_serve(env, workers=1) as site:
+        expected, listed, result = run(work, site)
+    assert all(tool["description"] for tool in listed.values())
+    assert listed == expected
+    assert not result.is_error
+    assert result.structured_content["data"]["slug"] == agenda["event"].slug
