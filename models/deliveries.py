@@ -29,11 +29,10 @@ import time
 from collections import defaultdict
 
 from sqlalchemy import func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
 from models import badges, outbox
-from models.db import new_id
+from models.db import insert_rows, new_id
 from models.errors import Conflict, NotFound
 from models.events import Event, get_own_event
 from models.mail import Mailer
@@ -41,9 +40,9 @@ from models.people import Mark, Person
 from models.tickets import DeliveryBatch, Ticket
 
 MAX_ITEMS = 500
-# Seconds a delivering request may take in all: the tickets first, then its own mails
-# with what is left of it; the worker (`agenda worker`) sends the rest. Tests set it to
-# 0 or raise it.
+# Seconds a delivering request may take in all, from its arrival: reading and checking
+# the list, the tickets, then its own mails with what is left of it; the worker (`agenda
+# worker`) sends the rest. Tests set it to 0 or raise it.
 SEND_BUDGET_SECONDS = 0.8
 BATCHES_SHOWN = 20
 DEFAULT_TYPE = "Regular"
@@ -143,11 +142,6 @@ def _batch_id(now_ms: int) -> str:
     return f"dlv_{now_ms:012x}{secrets.token_hex(4)}"
 
 
-def _insert(session: Session, table):
-    dialect = session.get_bind().dialect.name
-    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
-
-
 def _check_items(items: list[dict]) -> tuple[list, dict[str, tuple[int, dict]]]:
     """Verdicts for refused and repeated items; the first valid item of each code by code."""
     results: list[ItemResult | None] = [None] * len(items)
@@ -210,11 +204,11 @@ def deliver_tickets(session: Session, *, event: Event, source: str, items: list[
             for code in sorted(first)]
     inserted = {}
     if rows:
-        statement = (_insert(session, Ticket.__table__)
-                     .on_conflict_do_nothing(index_elements=["event_id", "code"])
+        statement, parameters = insert_rows(session, Ticket.__table__, rows)
+        statement = (statement.on_conflict_do_nothing(index_elements=["event_id", "code"])
                      .returning(Ticket.__table__.c.id, Ticket.__table__.c.code))
         inserted = dict((code, ticket_id)
-                        for ticket_id, code in session.execute(statement, rows).all())
+                        for ticket_id, code in session.execute(statement, parameters).all())
 
     delivery = Delivery(batch_id=batch.id, event_id=event.id, results=[], received=len(items))
     added_for: dict[str, list[str]] = defaultdict(list)  # member id -> ticket ids
@@ -291,11 +285,11 @@ def _mark_going(session: Session, *, person_ids: list[str], event_id: str, now: 
     """List the ticket holders as going (an `interested` mark becomes `going`)."""
     if not person_ids:
         return
-    statement = _insert(session, Mark.__table__)
+    statement, parameters = insert_rows(session, Mark.__table__, [
+        {"person_id": person_id, "event_id": event_id, "kind": "going", "created_at": now}
+        for person_id in sorted(person_ids)])
     session.execute(statement.on_conflict_do_update(
-        index_elements=["person_id", "event_id"], set_={"kind": "going"}),
-        [{"person_id": person_id, "event_id": event_id, "kind": "going", "created_at": now}
-         for person_id in sorted(person_ids)])
+        index_elements=["person_id", "event_id"], set_={"kind": "going"}), parameters)
 
 
 def _when(event: Event) -> str:

@@ -26,9 +26,10 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from sqlalchemy import and_, case, func, insert, or_, select, update
+from sqlalchemy import and_, case, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from models.db import insert_rows
 from models.mail import Mailer, MailError
 from models.tickets import OutboxMail, Ticket
 
@@ -57,8 +58,8 @@ class SendReport:
 def queue(session: Session, mails: list[dict], *, now: int) -> None:
     """Queue mails (`kind`, `to_address`, `subject`, `body`, `ticket_id`) in this transaction."""
     if mails:
-        session.execute(insert(OutboxMail), [
-            {**mail, "status": "pending", "attempts": 0, "created_at": now} for mail in mails])
+        session.execute(*insert_rows(session, OutboxMail.__table__, [
+            {**mail, "status": "pending", "attempts": 0, "created_at": now} for mail in mails]))
 
 
 def _due(now: int):
