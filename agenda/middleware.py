@@ -53,7 +53,7 @@ class RequestMiddleware:
         incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
         request_id = incoming if _well_formed(incoming) else str(uuid.uuid4())
         headers.append((b"x-request-id", request_id.encode()))
-        shared = {"request_id": request_id, "ratelimit": {}}
+        shared = {"request_id": request_id, "ratelimit": {}, "started": started}
         scope = {**scope, "headers": headers,
                  "extensions": {**scope.get("extensions", {}), "agenda": shared}}
         status = 500

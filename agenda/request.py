@@ -9,6 +9,7 @@ never `commit()`.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from zoneinfo import ZoneInfo
 
 from connexion.context import _operation, context
@@ -59,6 +60,12 @@ def today() -> dt.date:
 def request_id() -> str:
     """The id of this request (also sent as X-Request-Id)."""
     return request.headers.get("X-Request-Id", "")
+
+
+def seconds_since_arrival() -> float:
+    """How long ago this request arrived (agenda/middleware.py), in seconds."""
+    started = request.environ["asgi.scope"]["extensions"]["agenda"]["started"]
+    return time.perf_counter() - started
 
 
 def install(flask_app) -> None:

@@ -18,6 +18,7 @@ import uvicorn
 from sqlalchemy import func, select
 
 from agenda.app import create_app
+from handlers import organiser
 from models import deliveries, outbox, tokens
 from models.db import make_engine, make_sessionmaker
 from models.mail import mailer_for
@@ -314,6 +315,18 @@ def test_a_zero_budget_leaves_every_mail_to_the_worker(client, db, headers, even
     assert _ticket(db, event, "LATER-0000").buyer_email == "later0@mail.example"
     status = client.get(f"/v1/events/{event.id}/external-tickets", headers=headers).json()
     assert status["data"]["counts"] == {"delivered": 3, "linked": 0, "pending": 3, "todo": 3}
+
+
+def test_the_budget_counts_from_the_requests_arrival(client, headers, event, mailing,
+                                                    monkeypatch):
+    # As if reading and checking the list had taken the whole budget: no mail goes out.
+    monkeypatch.setattr(organiser, "seconds_since_arrival",
+                        lambda: deliveries.SEND_BUDGET_SECONDS)
+    items = [_item(f"SLOW-{n:04d}", f"slow{n}@mail.example") for n in range(2)]
+    data = _deliver(client, headers, event, items).json()["data"]
+    assert data["processed"]["budgetOut"] is True
+    assert (data["processed"]["mailed"], data["processed"]["left"]) == (0, 2)
+    assert mailing.messages == []
 
 
 def test_smtp_down_fails_the_mail_and_the_worker_sends_it_later(client, app, db, headers,
