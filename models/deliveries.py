@@ -238,7 +238,7 @@ def deliver_tickets(session: Session, *, event: Event, source: str, items: list[
     if invite:
         mails += [_waiting_mail(event, tickets, source, site_url)
                   for tickets in waiting_for.values()]
-    outbox.queue(session, mails, now=now)
+    outbox.queue(session, mails, now=now, batch_id=batch.id)
 
     batch.added, batch.duplicates, batch.refused = (delivery.added, delivery.duplicates,
                                                     delivery.refused)

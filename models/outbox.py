@@ -55,11 +55,13 @@ class SendReport:
     unreachable: bool = False
 
 
-def queue(session: Session, mails: list[dict], *, now: int) -> None:
-    """Queue mails (`kind`, `to_address`, `subject`, `body`, `ticket_id`) in this transaction."""
+def queue(session: Session, mails: list[dict], *, now: int, batch_id: str | None = None) -> None:
+    """Queue mails (`kind`, `to_address`, `subject`, `body`, `ticket_id`) in this transaction,
+    as those of delivery `batch_id` when given."""
     if mails:
         session.execute(*insert_rows(session, OutboxMail.__table__, [
-            {**mail, "status": "pending", "attempts": 0, "created_at": now} for mail in mails]))
+            {**mail, "batch_id": batch_id, "status": "pending", "attempts": 0,
+             "created_at": now} for mail in mails]))
 
 
 def _due(now: int):
@@ -72,8 +74,10 @@ def _due(now: int):
 def _scope(statement, batch_id: str | None):
     if batch_id is None:
         return statement
-    return statement.join(Ticket, Ticket.id == OutboxMail.ticket_id).where(
-        Ticket.batch_id == batch_id)
+    # Not through the tickets: joined, the planner chose by the outbox's statistics, which a
+    # burst of deliveries leaves stale, and counted one delivery's mails left by reading
+    # every pending mail once for each of its tickets (0.4 s after four deliveries of 500).
+    return statement.where(OutboxMail.batch_id == batch_id)
 
 
 def send_due(sessions: sessionmaker, *, mailer: Mailer, now: int, batch_id: str | None = None,

@@ -87,7 +87,10 @@ class OutboxMail(Base):
     """A mail to send, queued in the same transaction as what it is about."""
 
     __tablename__ = "outbox"
-    __table_args__ = (Index("ix_outbox_status", "status", "id"),)
+    __table_args__ = (Index("ix_outbox_status", "status", "id"),
+                      Index("ix_outbox_batch", "batch_id", "status"),
+                      # Deleting a ticket deletes its mails.
+                      Index("ix_outbox_ticket", "ticket_id"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     kind: Mapped[str] = mapped_column(String(30))
@@ -96,6 +99,10 @@ class OutboxMail(Base):
     body: Mapped[str] = mapped_column(Text)
     ticket_id: Mapped[str | None] = mapped_column(ForeignKey("tickets.id", ondelete="CASCADE"),
                                                   nullable=True)
+    # The delivery that queued it: its mails are found without a join, whose plan depends on
+    # statistics that a burst of deliveries leaves behind (models/outbox.py `_scope`).
+    batch_id: Mapped[str | None] = mapped_column(
+        ForeignKey("delivery_batches.id", ondelete="CASCADE"), nullable=True)
     status: Mapped[str] = mapped_column(String(10), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(String(500), nullable=True)

@@ -122,7 +122,8 @@ def _queue(db, *, to="buyer@mail.example", kind=outbox.WAITING, ticket=None, now
     ticket = ticket or TicketFactory(person_id=None, buyer_email=to, buyer_email_hash="h" * 64,
                                      batch_id=None, source="other")
     outbox.queue(db, [{"kind": kind, "to_address": to, "subject": "A ticket is waiting",
-                       "body": "Sign in.", "ticket_id": ticket.id}], now=now)
+                       "body": "Sign in.", "ticket_id": ticket.id}], now=now,
+                 batch_id=ticket.batch_id)
     db.flush()
     return db.scalars(select(OutboxMail).where(OutboxMail.ticket_id == ticket.id)).one()
 
