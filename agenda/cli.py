@@ -240,13 +240,15 @@ def _serve(host: str, port: int, workers: int) -> None:
     # This process becomes uvicorn's own command. Its workers start (multiprocessing's spawn)
     # by importing the main module again: as `python -m uvicorn` that is nothing, where this
     # module would bring alembic and the demo data into every worker (~6 MB each). -OO
-    # (passed on to the workers) keeps every module's docstrings out of memory (~5 MB a
+    # (passed on to the workers) keeps every module's docstrings out of memory (~4 MB a
     # worker): the MCP tools' descriptions are not docstrings (mcp_server/tools.py), and the
-    # libraries' asserts guard against their callers' programming errors only.
+    # libraries' asserts guard against their callers' programming errors only. -P: the
+    # current directory is not put on the path, where `-m` would put it (a stray uvicorn.py
+    # or agenda/ there would be imported instead of the installed ones).
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, [
-        sys.executable, "-OO", "-m", "uvicorn", "agenda.asgi:app", "--host", host,
+        sys.executable, "-OO", "-P", "-m", "uvicorn", "agenda.asgi:app", "--host", host,
         "--port", str(port), "--workers", str(workers), "--log-level", "info",
         "--no-access-log", "--no-proxy-headers",
         # A worker starts in seconds, slower on a busy machine; uvicorn's default of 5 s

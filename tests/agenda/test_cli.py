@@ -130,7 +130,8 @@ def test_serve_runs_a_worker_per_core_and_warns_when_limits_are_per_worker(monke
     assert result.exit_code == 0
     # uvicorn's own command, so that its workers do not import this CLI again (spawn).
     assert started["executable"] == sys.executable
-    assert started["argv"][:5] == [sys.executable, "-OO", "-m", "uvicorn", "agenda.asgi:app"]
+    assert started["argv"][:6] == [sys.executable, "-OO", "-P", "-m", "uvicorn",
+                                   "agenda.asgi:app"]
     assert started["workers"] == 3
     assert "rate limits are only exact with AGENDA_RATELIMIT_STORAGE=redis://" in result.stderr
     monkeypatch.setenv("AGENDA_RATELIMIT_STORAGE", "redis://127.0.0.1:6379/0")
