@@ -26,7 +26,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from sqlalchemy import and_, case, func, or_, select, update
+from sqlalchemy import and_, bindparam, case, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from models.db import insert_rows
@@ -40,6 +40,32 @@ REDACTED = "[redacted]"
 MAX_ATTEMPTS = 8
 # Seconds to wait after the n-th failed try: 1, 2, 4, ... minutes, at most 2 hours.
 RETRY_DELAYS = {n: min(60 * 2 ** (n - 1), 7200) for n in range(1, MAX_ATTEMPTS)}
+
+
+# The statements of each mail sent, built once (a few are sent within each delivery's time).
+_outbox, _tickets = OutboxMail.__table__.c, Ticket.__table__.c
+# Claiming a mail: conditional, so that of two senders exactly one sends it.
+_CLAIM = (update(OutboxMail.__table__)
+          .where(_outbox.id == bindparam("mail_id"), _outbox.status.in_(QUEUED),
+                 _outbox.attempts == bindparam("seen_attempts"))
+          .values(attempts=_outbox.attempts + 1, sent_at=bindparam("tried_at"))
+          .returning(_outbox.kind, _outbox.to_address, _outbox.subject, _outbox.body,
+                     _outbox.ticket_id))
+_RECORD = (update(OutboxMail.__table__).where(_outbox.id == bindparam("mail_id"))
+           .values(status=bindparam("outcome"), last_error=bindparam("error")))
+_RECORD_FORGETTING = _RECORD.values(to_address=REDACTED)
+# One waiting mail covers the tickets of one delivery bought with one address; the two
+# subqueries run once, then the hash index finds the tickets.
+_mail_ticket = Ticket.__table__.alias("mail_ticket")
+_about = select(_mail_ticket).where(_mail_ticket.c.id == bindparam("ticket_id"))
+_FORGET_BUYER = (
+    update(Ticket.__table__)
+    .where(_tickets.buyer_email_hash == _about.with_only_columns(
+               _mail_ticket.c.buyer_email_hash).scalar_subquery(),
+           _tickets.batch_id.is_not_distinct_from(
+               _about.with_only_columns(_mail_ticket.c.batch_id).scalar_subquery()),
+           _tickets.buyer_email.is_not(None))
+    .values(buyer_email=None))
 
 
 @dataclasses.dataclass
@@ -123,14 +149,8 @@ def _send_one(session: Session, *, mailer: Mailer, mail_id: int, attempts: int,
     Returns what became of it (`sent`, `failed`, `dead`, or `taken` by another
     sender) and whether the SMTP server could not be reached at all.
     """
-    claimed = session.execute(
-        update(OutboxMail)
-        .where(OutboxMail.id == mail_id, OutboxMail.status.in_(QUEUED),
-               OutboxMail.attempts == attempts)
-        .values(attempts=OutboxMail.attempts + 1, sent_at=now)
-        .returning(OutboxMail.kind, OutboxMail.to_address, OutboxMail.subject,
-                   OutboxMail.body, OutboxMail.ticket_id)
-        .execution_options(synchronize_session=False)).first()
+    claimed = session.execute(_CLAIM, {"mail_id": mail_id, "seen_attempts": attempts,
+                                       "tried_at": now}).first()
     if claimed is None:
         return "taken", False  # sent, cancelled or claimed by another sender meanwhile
     try:
@@ -149,24 +169,10 @@ def _send_one(session: Session, *, mailer: Mailer, mail_id: int, attempts: int,
 def _record(session: Session, mail_id: int, *, status: str, last_error: str | None,
             forget: bool, kind: str, ticket_id: str | None) -> None:
     """Record what became of a mail; once it is done with, keep its address nowhere."""
-    values = {"status": status, "last_error": last_error}
-    if forget:
-        values["to_address"] = REDACTED
-    session.execute(update(OutboxMail).where(OutboxMail.id == mail_id).values(**values)
-                    .execution_options(synchronize_session=False))
+    session.execute(_RECORD_FORGETTING if forget else _RECORD,
+                    {"mail_id": mail_id, "outcome": status, "error": last_error})
     if forget and kind == WAITING and ticket_id is not None:
-        # One waiting mail covers the tickets of one delivery bought with one address;
-        # the two subqueries run once, then the hash index finds the tickets.
-        mail_ticket = Ticket.__table__.alias("mail_ticket")
-        about = select(mail_ticket).where(mail_ticket.c.id == ticket_id)
-        session.execute(
-            update(Ticket)
-            .where(Ticket.buyer_email_hash == about.with_only_columns(
-                       mail_ticket.c.buyer_email_hash).scalar_subquery(),
-                   Ticket.batch_id.is_not_distinct_from(
-                       about.with_only_columns(mail_ticket.c.batch_id).scalar_subquery()),
-                   Ticket.buyer_email.is_not(None))
-            .values(buyer_email=None).execution_options(synchronize_session=False))
+        session.execute(_FORGET_BUYER, {"ticket_id": ticket_id})
 
 
 def cancel_waiting_mails(session: Session, *, ticket_ids: list[str]) -> int:
