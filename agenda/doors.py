@@ -26,7 +26,6 @@ full way.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
 import logging
 

@@ -143,7 +143,7 @@ def test_an_unexpected_failure_is_500_without_internals(client, auth, app, monke
 
     monkeypatch.setattr(accounts, "describe_token", explode)
     response = client.get("/v1/me", headers=auth)
-    error = _error(response, 500, "internal_error")
+    _error(response, 500, "internal_error")
     assert "secret internals" not in response.text
     assert response.headers["x-request-id"] in caplog.text
 

@@ -152,7 +152,7 @@ def test_a_venue_page_shows_its_profile_and_events(client, night):
     response = _get(client, f"/venues/{venue.id}")
     text = _text(response)
     assert "<h1>Shelter</h1>" in response.text
-    assert f'alt="Photo of Shelter"' in response.text
+    assert 'alt="Photo of Shelter"' in response.text
     assert "Capacity 800" in text and "Step-free entrance." in text
     assert "Events coming up: 1" in text and "Shelter Nights" in text
     assert "Capaciteit 800" in _text(_get(client, f"/venues/{venue.id}", lang="nl"))
