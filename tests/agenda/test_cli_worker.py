@@ -16,7 +16,8 @@ from models.db import make_engine, make_sessionmaker
 from models.tickets import OutboxMail, Ticket
 from tests import factories
 from tests.factories import EventFactory, OrganisationFactory, PersonFactory
-from tests.models.test_outbox import free_port, smtp  # noqa: F401 - the fixture
+from tests.models.test_outbox import smtp  # noqa: F401 - the fixture
+from tests.servers import free_port
 
 SECRET = "worker-secret"
 

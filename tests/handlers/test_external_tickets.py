@@ -26,7 +26,8 @@ from models.people import Mark
 from models.tickets import DeliveryBatch, OutboxMail, Ticket
 from tests import factories
 from tests.factories import EventFactory, MarkFactory, OrganisationFactory, PersonFactory
-from tests.models.test_outbox import free_port, smtp  # noqa: F401 - the fixture
+from tests.models.test_outbox import smtp  # noqa: F401 - the fixture
+from tests.servers import free_port
 
 SECRET = "test-secret"  # the `app` fixture's secret key
 

@@ -6,7 +6,6 @@ The server sees only committed data, so these tests use a database of their own
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
@@ -15,7 +14,7 @@ import pytest
 import uvicorn
 
 from agenda.app import create_app
-from tests.servers import drop_database, migrated_database
+from tests.servers import drop_database, free_port, migrated_database
 
 
 @pytest.fixture(scope="session")
@@ -25,16 +24,10 @@ def mcp_database_url(worker_id):
     drop_database(url)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def served(mcp_database_url):
     """The whole application served by uvicorn in a thread (lifespan on); its site URL."""
-    port = _free_port()
+    port = free_port()
     site = f"http://127.0.0.1:{port}"
     app = create_app({"database_url": mcp_database_url, "secret_key": "mcp-test-secret",
                       "site_url": site, "validate_responses": True,

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import email
-import socket
 import threading
 
 import pytest
@@ -19,13 +18,7 @@ from models import outbox
 from models.mail import LogMailer, MailError, SmtpMailer, mailer_for
 from models.tickets import DeliveryBatch, OutboxMail, Ticket
 from tests.factories import EventFactory, TicketFactory
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on (right now)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.servers import free_port
 
 
 class _Sink:
