@@ -262,7 +262,7 @@ def test_a_get_holds_no_stream_open_but_answers_405(served, agenda, rest):
 def test_agenda_serve_workers_list_the_same_tools_and_answer(served, agenda, mcp_database_url):
     """`agenda serve` runs its workers with `python -OO`, without docstrings: the tools an
     assistant sees there (names, titles, descriptions, schemas) are those served in process,
-    and a tool answers as REST does."""
+    and a tool call is answered."""
     def listing(tools):
         return {tool.name: tool.model_dump(exclude_none=True) for tool in tools}
 
