@@ -19,9 +19,18 @@ def alembic_config(url: str) -> Config:
     return config
 
 
-def upgrade(engine: Engine) -> None:
-    """Apply every migration that `engine`'s database has not had yet."""
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Apply every migration up to `revision` that `engine`'s database has not had yet."""
+    _run(command.upgrade, engine, revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Undo the migrations of `engine`'s database after `revision`."""
+    _run(command.downgrade, engine, revision)
+
+
+def _run(step, engine: Engine, revision: str) -> None:
     config = alembic_config(engine.url.render_as_string(hide_password=False))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        step(config, revision)

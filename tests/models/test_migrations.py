@@ -1,20 +1,12 @@
 """Migrations that move data: run from the revision before them on a database with rows."""
 
-from alembic import command
 from sqlalchemy import text
 
 from models import migrate
-from models.db import make_engine, make_sessionmaker
+from models.db import make_engine
 from models.tickets import DeliveryBatch
 from tests import factories
-from tests.servers import drop_database, scratch_database
-
-
-def _migrate(engine, revision: str, *, down: bool = False) -> None:
-    config = migrate.alembic_config(engine.url.render_as_string(hide_password=False))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        (command.downgrade if down else command.upgrade)(config, revision)
+from tests.servers import committed, drop_database, scratch_database
 
 
 def _outbox_row(connection, to: str, ticket_id: str | None) -> None:
@@ -28,8 +20,8 @@ def test_0009_gives_each_queued_mail_the_delivery_of_its_ticket(worker_id):
     url = scratch_database(f"{worker_id}_migration_0009")
     engine = make_engine(url)
     try:
-        _migrate(engine, "0008")
-        with make_sessionmaker(engine).begin() as session:
+        migrate.upgrade(engine, "0008")
+        with committed(url) as session:
             factories.bind(session)
             event = factories.EventFactory(external_ticketing=True)
             session.add(DeliveryBatch(id="dlv_old", event_id=event.id, source="other",
@@ -44,14 +36,14 @@ def test_0009_gives_each_queued_mail_the_delivery_of_its_ticket(worker_id):
             _outbox_row(connection, "sold@mail.example", ids[1])
             _outbox_row(connection, "nobody@mail.example", None)
 
-        _migrate(engine, "0009")
+        migrate.upgrade(engine, "0009")
         with engine.connect() as connection:
             rows = connection.execute(text(
                 "SELECT to_address, batch_id FROM outbox ORDER BY id")).all()
         assert rows == [("delivered@mail.example", "dlv_old"), ("sold@mail.example", None),
                         ("nobody@mail.example", None)]
 
-        _migrate(engine, "0008", down=True)
+        migrate.downgrade(engine, "0008")
         with engine.connect() as connection:
             assert connection.execute(text("SELECT count(*) FROM outbox")).scalar_one() == 3
     finally:
