@@ -26,7 +26,7 @@ from agenda.security import bearer_handler
 from agenda.settings import Settings, load
 from agenda.usage import Usage
 from mcp_server.endpoint import McpEndpoint
-from models.db import DirectReads, make_engine, make_sessionmaker
+from models.db import DirectStatements, make_engine, make_sessionmaker
 from models.watch import Watch, forget_on_commit
 from oauth import server as oauth_server
 from oauth import views as oauth_views
@@ -49,10 +49,13 @@ class Service:
     settings: Settings
     engine: Engine
     sessions: sessionmaker
-    # Runs the token lookup of every request (`DirectReads.execute` on `reads_engine`;
+    # Runs the token lookup of every request (`DirectStatements.execute` on `reads_engine`;
     # tests run it on their own connection).
     reads: object
     reads_engine: Engine
+    # Runs a door's lookup and take of a ticket (`DirectStatements.execute` on `engine`,
+    # models/door.py; tests run it on their own connection).
+    direct: object
     usage: Usage
     document: dict
     document_json: bytes
@@ -128,7 +131,7 @@ def _path_table(document: dict, prefix: str):
 def build_service(settings: Settings) -> Service:
     """Connect to the database and counters and load the document (once per process)."""
     # One connection per thread that may hold one: Flask's handlers (a2wsgi) and the door's
-    # lane, and apart, without pre-ping, the admission threads (`DirectReads` replaces a
+    # lane, and apart, without pre-ping, the admission threads (`DirectStatements` replaces a
     # dropped one).
     engine = make_engine(settings.database_url, pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS)
     admitting = make_engine(settings.database_url, pool_size=settings.admission_threads,
@@ -142,7 +145,8 @@ def build_service(settings: Settings) -> Service:
         forget_on_commit(watch, engine, sessions)
     return Service(
         settings=settings, engine=engine, sessions=sessions, watch=watch,
-        reads=DirectReads(admitting).execute, reads_engine=admitting,
+        reads=DirectStatements(admitting).execute, reads_engine=admitting,
+        direct=DirectStatements(engine).execute,
         usage=Usage(settings.ratelimit_storage, per_minute=settings.per_minute,
                     per_day=settings.per_day),
         document=document, document_json=orjson.dumps(document), routes=routes, paths=paths,

@@ -10,9 +10,9 @@ well-formed scan without them, leaving nothing out:
   (`agenda/openapi.py`: `compiled`, `body_errors`);
 - the token is authenticated, its scope checked and the request counted by the
   same function as the security handler's (`security.admitted`);
-- the door's work is the handler's (`models/door.py`), in one transaction, on
-  threads of its own; the answer is the handler's envelope and headers, checked
-  against the document when response validation is on (tests).
+- the door's work is the handler's (`models/door.py`), on threads of its own; the
+  answer is the handler's envelope and headers, checked against the document when
+  response validation is on (tests).
 
 Anything else goes the full way, untouched: a query string, another content type,
 a body that is not JSON or that the schema refuses (the full way explains what is
@@ -110,9 +110,9 @@ class DoorLane:
         return None if body_errors(self.body_validator, body) else body
 
     def _scan(self, organisation_id: str, body: dict) -> door.Verdict:
-        with self.service.sessions() as session, session.begin():
-            return door.scan(session, organisation_id=organisation_id, scanned=body["code"],
-                             event_id=body.get("eventId"), now=now())
+        return door.scan(self.service.direct, self.service.sessions.begin,
+                         organisation_id=organisation_id, scanned=body["code"],
+                         event_id=body.get("eventId"), now=now())
 
     async def _answer(self, send, envelope: dict) -> None:
         if self.answer_validator is not None:

@@ -42,8 +42,9 @@ def report_external_sales(id_: str, body: dict):
 
 def scan_ticket(body: dict):
     """Validate a ticket code at the door and mark the ticket used."""
-    verdict = door.scan(session(), organisation_id=caller().organisation_id,
-                        scanned=body["code"], event_id=body.get("eventId"), now=now())
+    verdict = door.scan(service().direct, door.within(session()),
+                        organisation_id=caller().organisation_id, scanned=body["code"],
+                        event_id=body.get("eventId"), now=now())
     return envelope.private(scan_schema.dump(verdict))
 
 

@@ -379,7 +379,8 @@ def scan_ticket(ctx: Context, code: Annotated[str, Field(
                 event_id: Annotated[Text, Field(description="Refuse tickets not for this "
                                                             "event.")] = None) -> Answer:
     with opened(ctx, "scan") as call:
-        verdict = door.scan(call.session, organisation_id=call.organisation_id, scanned=code,
+        verdict = door.scan(call.service.direct, door.within(call.session),
+                            organisation_id=call.organisation_id, scanned=code,
                             event_id=event_id, now=now())
         return {"data": ScanResultSchema().dump(verdict), "meta": {}}
 

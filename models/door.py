@@ -2,14 +2,19 @@
 
 Acceptance is one conditional UPDATE (`status = 'valid'` -> `'used'`), so when
 two doors scan the same ticket at the same moment exactly one of them gets `ok`.
+A scan is one round trip to read and, for a valid ticket, one to take it, each in
+autocommit (`models.db.DirectStatements`): no transaction is needed around them, the
+UPDATE decides. A ticket with a holder account is taken in a transaction together with
+the badges it earns, so that the two are stored or neither is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import re
-from typing import NamedTuple
+from typing import Callable, ContextManager, NamedTuple
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import bindparam, select, update
@@ -69,15 +74,16 @@ _tickets, _events = Ticket.__table__.c, Event.__table__.c
 _TICKET_COLUMNS = len(_DoorTicket._fields)
 _CANDIDATES = (
     select(*(_tickets[name] for name in _DoorTicket._fields),
-           *(_events[name] for name in _DoorEvent._fields))
+           *(_events[name].label(f"event_{name}") for name in _DoorEvent._fields))
     .join_from(Ticket.__table__, Event.__table__, _events.id == _tickets.event_id)
     .where(_tickets.code == bindparam("code"),
            _events.organisation_id == bindparam("organisation_id"))
 )
-# Taking a valid ticket: conditional, so that of two doors exactly one takes it.
+# Taking a valid ticket: conditional, so that of two doors exactly one takes it (a row).
 _TAKE = (update(Ticket.__table__)
          .where(_tickets.id == bindparam("ticket_id"), _tickets.status == "valid")
-         .values(status="used", scanned_at=bindparam("now")))
+         .values(status="used", scanned_at=bindparam("now"))
+         .returning(_tickets.id))
 _STATE = select(_tickets.status, _tickets.scanned_at).where(_tickets.id == bindparam("ticket_id"))
 
 
@@ -98,16 +104,24 @@ def door_window(event: Event) -> tuple[dt.datetime, dt.datetime]:
     return start - DOORS_BEFORE, end + DOORS_AFTER
 
 
-def scan(session: Session, *, organisation_id: str, scanned: str, event_id: str | None,
-         now: int) -> Verdict:
-    """Validate `scanned` for the organisation's door and mark the ticket used."""
+# `DirectStatements.execute`, and a context manager's factory giving a session in a transaction.
+Direct = Callable[[object, dict], list]
+Transaction = Callable[[], ContextManager[Session]]
+
+
+def scan(direct: Direct, transaction: Transaction, *, organisation_id: str, scanned: str,
+         event_id: str | None, now: int) -> Verdict:
+    """Validate `scanned` for the organisation's door and mark the ticket used: `direct`
+    (`DirectStatements.execute`) reads and takes it; a ticket with a holder account is taken
+    and its badges awarded in the session of `transaction()` (`sessions.begin`, or `within`
+    a request's session). See the module's text."""
     code = code_of(scanned)
     if "\x00" in code or (event_id and "\x00" in event_id):
         # No ticket or event holds a NUL (PostgreSQL cannot even compare one).
         return _refuse("unknown", "No ticket with this code for this organisation.", now=now)
     candidates = [(_DoorTicket(*row[:_TICKET_COLUMNS]), _DoorEvent(*row[_TICKET_COLUMNS:]))
-                  for row in session.execute(_CANDIDATES, {"code": code,
-                                                           "organisation_id": organisation_id})]
+                  for row in direct(_CANDIDATES, {"code": code,
+                                                  "organisation_id": organisation_id})]
     if not candidates:
         return _refuse("unknown", "No ticket with this code for this organisation.", now=now)
     moment = dt.datetime.fromtimestamp(now, dt.timezone.utc)
@@ -131,11 +145,10 @@ def scan(session: Session, *, organisation_id: str, scanned: str, event_id: str 
                        ticket=ticket, event=event, now=now)
     # A ticket already used needs no write; a valid one is taken by one conditional UPDATE,
     # and a door that lost the race to another reads what the winner wrote.
-    accepted = ticket.status == "valid" and session.execute(
-        _TAKE, {"ticket_id": ticket.id, "now": now}).rowcount == 1
+    accepted = ticket.status == "valid" and _take(direct, transaction, ticket, now)
     if not accepted:
         if ticket.status == "valid":
-            status, scanned_at = session.execute(_STATE, {"ticket_id": ticket.id}).one()
+            status, scanned_at = direct(_STATE, {"ticket_id": ticket.id})[0]
             ticket = ticket._replace(status=status, scanned_at=scanned_at)
         if ticket.status == "void":
             return _refuse("void", "This ticket was refunded or cancelled.", ticket=ticket,
@@ -143,10 +156,26 @@ def scan(session: Session, *, organisation_id: str, scanned: str, event_id: str 
         when = dt.datetime.fromtimestamp(ticket.scanned_at or now, ZoneInfo(event.timezone))
         return _refuse("used", f"Already scanned at {when:%H:%M} on {when:%d-%m-%Y}.",
                        ticket=ticket, event=event, now=now)
-    # What the holder attended grew: their badges may have too.
-    badges.award(session, [ticket.person_id])
     return Verdict(ok=True, status="ok", title=event.title, sub=_line(ticket),
                    type=ticket.type, holder=ticket.holder, eventId=event.id, scannedAt=now)
+
+
+def within(session: Session) -> Transaction:
+    """`scan`'s `transaction` in a session whose transaction its caller commits."""
+    return lambda: contextlib.nullcontext(session)
+
+
+def _take(direct: Direct, transaction: Transaction, ticket: _DoorTicket, now: int) -> bool:
+    """Whether this scan took the valid `ticket` (another door may have, meanwhile)."""
+    params = {"ticket_id": ticket.id, "now": now}
+    if ticket.person_id is None:
+        return bool(direct(_TAKE, params))
+    with transaction() as session:
+        taken = bool(session.execute(_TAKE, params).all())
+        if taken:
+            # What the holder attended grew: their badges may have too.
+            badges.award(session, [ticket.person_id])
+        return taken
 
 
 def _open(event: Event, moment: dt.datetime) -> bool:

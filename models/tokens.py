@@ -126,7 +126,7 @@ def authenticate_with_stamp(execute, token: str, watch: Watch | None = None
                             ) -> tuple[Caller, str]:
     """`authenticate`, and the catalogue stamp (models/stamp.py) read in the same statement,
     for the response cache: no extra round trip. `execute(statement, params)` runs a statement
-    and returns its rows: `models.db.DirectReads.execute` on the request path. With a `watch`
+    and returns its rows: `models.db.DirectStatements.execute` on the request path. With a `watch`
     (models/watch.py), a token it knows is not read at all, and one read is known after."""
     if not token.startswith(LIVE_PREFIX):
         raise Unauthorized("The bearer token is not a live API token.")

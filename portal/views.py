@@ -196,7 +196,8 @@ def door_page(organisation_id: str):
     verdict = None
     if request.method == "POST":
         check_csrf()
-        verdict = door.scan(session(), organisation_id=organisation.id,
+        verdict = door.scan(service().direct, door.within(session()),
+                            organisation_id=organisation.id,
                             scanned=request.form.get("code", ""), event_id=None, now=now())
     moment = dt.datetime.now(AMSTERDAM)
     return _page("portal/door.html", title=None, person=person, organisation=organisation,

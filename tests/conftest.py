@@ -63,19 +63,19 @@ def db(app):
 
 @contextlib.contextmanager
 def joined(service, connection):
-    """A service's sessions (with savepoints) and token reads on the test's connection."""
+    """A service's sessions (with savepoints) and direct statements on the test's connection."""
     service.sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
-    production_reads = service.reads
-    service.reads = functools.partial(_rows, connection)
+    production = service.reads, service.direct
+    service.reads = service.direct = functools.partial(_rows, connection)
     try:
         yield
     finally:
         service.sessions.configure(bind=service.engine, join_transaction_mode="conditional_savepoint")
-        service.reads = production_reads
+        service.reads, service.direct = production
 
 
 def _rows(connection, statement, params) -> list:
-    """`DirectReads.execute` on the test's connection (inside its transaction)."""
+    """`DirectStatements.execute` on the test's connection (inside its transaction)."""
     if connection.dialect.name == "postgresql":
         # PostgreSQL renews the catalogue stamp as a change commits (models/stamp.py), and a
         # test never commits: what the test wrote so far counts as committed for this

@@ -16,10 +16,11 @@ from sqlalchemy.exc import OperationalError
 
 from agenda.app import create_app
 from agenda.doors import DoorLane
-from models import organisations, tokens
+from models import badges, organisations, tokens
+from models.badges import EarnedBadge
 from models.tickets import Ticket
 from tests.conftest import APP_SETTINGS, joined
-from tests.factories import TicketFactory, tonight_event
+from tests.factories import PersonFactory, TicketFactory, tonight_event
 from tests.servers import AGENDA, agenda_serve, committed, drop_database, migrated_database
 
 # Headers that belong to one request (or one application's counters), not to the answer.
@@ -191,6 +192,29 @@ def test_a_failure_in_the_lane_goes_the_full_way_once(client, lane_scans, monkey
     assert remaining(response) == before - 1
     assert db.scalar(select(Ticket.status).where(Ticket.id == ticket.id)) == "used"
     assert "goes the full way" in caplog.text
+
+
+def test_a_holders_ticket_is_taken_with_its_badges_or_not_at_all(client, lane_scans, monkeypatch,
+                                                                  door, organisation, db):
+    """A ticket with an account is taken in the transaction that awards its badges."""
+    person = PersonFactory()
+    ticket = TicketFactory(event_id=tonight_event(organisation=organisation).id,
+                           code="HOLD0001", person_id=person.id)
+    award = badges.award
+
+    def unreachable(_session, _person_ids):
+        raise OperationalError("INSERT", {}, ConnectionError("the database went away"))
+
+    monkeypatch.setattr(badges, "award", unreachable)
+    response = client.post("/v1/scan", headers=door, json={"code": "HOLD0001"})
+    assert response.status_code == 503, "the lane failed, then the full way"
+    assert db.scalar(select(Ticket.status).where(Ticket.id == ticket.id)) == "valid"
+    monkeypatch.setattr(badges, "award", award)
+    response = client.post("/v1/scan", headers=door, json={"code": "HOLD0001"})
+    assert response.json()["data"]["status"] == "ok"
+    assert db.scalar(select(Ticket.status).where(Ticket.id == ticket.id)) == "used"
+    assert db.scalars(select(EarnedBadge.badge_id).where(EarnedBadge.person_id == person.id)).all()
+    assert len(lane_scans) == 2
 
 
 @pytest.fixture

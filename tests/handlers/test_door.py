@@ -114,7 +114,7 @@ def test_two_doors_scanning_one_ticket_at_once_get_exactly_one_ok(app, database_
     """Real concurrent transactions on the run's database (committed, then removed)."""
     from sqlalchemy import delete
 
-    from models.db import make_engine, make_sessionmaker, new_id, now
+    from models.db import DirectStatements, make_engine, make_sessionmaker, new_id, now
     from models.events import Event, denormalize
     from models.organisations import Organisation
     from models.tickets import Ticket
@@ -136,13 +136,13 @@ def test_two_doors_scanning_one_ticket_at_once_get_exactly_one_ok(app, database_
         session.add(event)
         session.flush()
         session.add(Ticket(id=new_id("tkt"), event_id=event.id, code="RACE0001", created_at=now()))
-    verdicts, barrier = [], threading.Barrier(2)
+    verdicts, barrier, direct = [], threading.Barrier(2), DirectStatements(engine).execute
 
     def door_scan():
         with sessions() as session:
             barrier.wait()
-            verdict = door.scan(session, organisation_id=ids["org"], scanned="RACE0001",
-                                event_id=None, now=now())
+            verdict = door.scan(direct, door.within(session), organisation_id=ids["org"],
+                                scanned="RACE0001", event_id=None, now=now())
             session.commit()
             verdicts.append(verdict.status)
 

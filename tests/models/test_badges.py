@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
 from sqlalchemy import select
 
 from models import badges, deliveries, door, importing
 from models.badges import EarnedBadge
-from models.db import now
+from models.db import now, rows
 from tests.factories import (EventFactory, PersonFactory, TicketFactory, TokenReportFactory,
                              VenueFactory)
 
@@ -96,7 +97,8 @@ def test_a_scan_at_the_door_awards_the_holder(db):
     event = EventFactory(date=dt.date.today(), start="00:00", end="23:59")
     ticket = TicketFactory(event_id=event.id, person_id=person.id)
     at = now()
-    verdict = door.scan(db, organisation_id=event.organisation_id, scanned=ticket.code,
+    verdict = door.scan(functools.partial(rows, db.connection()), door.within(db),
+                        organisation_id=event.organisation_id, scanned=ticket.code,
                         event_id=None, now=at)
     assert verdict.ok
     assert _earned(db, person)["regular-1"] == (1, at)

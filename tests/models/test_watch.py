@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import text
 
 from models import organisations, tokens
-from models.db import DirectReads, make_sessionmaker
+from models.db import DirectStatements, make_sessionmaker
 from models.errors import Forbidden, Unauthorized
 from models.watch import APPLICATION_NAME, Watch, forget_on_commit
 
@@ -37,10 +37,10 @@ def token(database):
 
 
 class CountedReads:
-    """DirectReads that count the statements they run."""
+    """DirectStatements that count the statements they run."""
 
     def __init__(self, engine):
-        self.reads = DirectReads(engine)
+        self.reads = DirectStatements(engine)
         self.count = 0
 
     def __call__(self, statement, params):

@@ -1,11 +1,15 @@
-"""DirectReads: the token lookup of every request, on a pooled DBAPI connection."""
+"""DirectStatements: hot statements (the token lookup, a door's scan) on a pooled DBAPI connection."""
+
+import datetime as dt
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import bindparam, select, text, update
 from sqlalchemy.exc import DBAPIError
 
 from models import migrate, organisations, tokens
-from models.db import DirectReads, make_engine, make_sessionmaker
+from models.releases import Release
+from models.tokens import ApiToken
+from models.db import DirectStatements, make_engine, make_sessionmaker
 from tests.servers import drop_database, scratch_database
 
 
@@ -27,7 +31,7 @@ def _token(engine) -> str:
 
 def test_a_token_is_read_with_the_stamp_and_its_use_is_written(engine):
     token = _token(engine)
-    caller, stamp = tokens.authenticate_with_stamp(DirectReads(engine).execute, token)
+    caller, stamp = tokens.authenticate_with_stamp(DirectStatements(engine).execute, token)
     assert caller.scopes == frozenset({"read"})
     with engine.connect() as connection:
         assert stamp == connection.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one()
@@ -35,11 +39,29 @@ def test_a_token_is_read_with_the_stamp_and_its_use_is_written(engine):
         assert connection.execute(text("SELECT last_used_at FROM api_tokens")).scalar_one()
 
 
+def test_a_conditional_update_returns_its_rows_and_columns_come_typed(engine):
+    _token(engine)
+    direct = DirectStatements(engine).execute
+    take = (update(ApiToken).where(ApiToken.last_used_at.is_(None))
+            .values(last_used_at=bindparam("now")).returning(ApiToken.id, ApiToken.created_at))
+    (taken,) = direct(take, {"now": 5})
+    assert taken.id.startswith("tok_") and isinstance(taken.created_at, int)
+    assert direct(take, {"now": 6}) == [], "the condition no longer holds"
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT last_used_at FROM api_tokens")).scalar_one() == 5
+    with make_sessionmaker(engine).begin() as session:
+        session.add(Release(id="rel-1", title="Dates", type="single", genre="techno",
+                            release_date=dt.date(2026, 11, 26), updated_at=1))
+    # SQLite hands a date over as text; the column's type makes it a date, as SQLAlchemy does.
+    (row,) = direct(select(Release.release_date), {})
+    assert row.release_date == dt.date(2026, 11, 26)
+
+
 def test_a_connection_the_database_dropped_is_replaced_once(engine):
     if engine.dialect.name != "postgresql":
         pytest.skip("a server-side disconnect needs PostgreSQL")
     token = _token(engine)
-    reads = DirectReads(engine)
+    reads = DirectStatements(engine)
     tokens.authenticate_with_stamp(reads.execute, token)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as admin:
         admin.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -49,7 +71,7 @@ def test_a_connection_the_database_dropped_is_replaced_once(engine):
 
 
 def test_an_unreachable_database_raises_as_sqlalchemy_does():
-    reads = DirectReads(make_engine("postgresql+psycopg://postgres@127.0.0.1:9/none"))
+    reads = DirectStatements(make_engine("postgresql+psycopg://postgres@127.0.0.1:9/none"))
     with pytest.raises(DBAPIError) as raised:
         reads.execute(tokens._TOKEN_ROW, {"token_hash": "x"})
     assert raised.value.connection_invalidated
