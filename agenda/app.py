@@ -49,13 +49,11 @@ class Service:
     settings: Settings
     engine: Engine
     sessions: sessionmaker
-    # Runs the token lookup of every request (`DirectStatements.execute` on `reads_engine`;
-    # tests run it on their own connection).
-    reads: object
-    reads_engine: Engine
-    # Runs a door's lookup and take of a ticket (`DirectStatements.execute` on `engine`,
-    # models/door.py; tests run it on their own connection).
+    # Runs the key lookups of the hot paths: the token lookup of every request, a door's
+    # lookup and take of a ticket (`DirectStatements.execute` on `direct_engine`; tests run it
+    # on their own connection).
     direct: object
+    direct_engine: Engine
     usage: Usage
     document: dict
     document_json: bytes
@@ -80,7 +78,7 @@ class Service:
     def close(self) -> None:
         """Close the database connections and the admission threads."""
         self.engine.dispose()
-        self.reads_engine.dispose()
+        self.direct_engine.dispose()
         self.admissions.shutdown(wait=False)
         self.door_threads.shutdown(wait=False)
         if self.watch is not None:
@@ -131,11 +129,13 @@ def _path_table(document: dict, prefix: str):
 def build_service(settings: Settings) -> Service:
     """Connect to the database and counters and load the document (once per process)."""
     # One connection per thread that may hold one: Flask's handlers (a2wsgi) and the door's
-    # lane, and apart, without pre-ping, the admission threads (`DirectStatements` replaces a
-    # dropped one).
+    # lane; and apart, for the direct statements of the admission threads and the door's lane,
+    # without pre-ping (`DirectStatements` replaces a dropped one) and with generic plans (key
+    # lookups: planned once, not at every scan; a door's scan costs PostgreSQL half the CPU).
     engine = make_engine(settings.database_url, pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS)
-    admitting = make_engine(settings.database_url, pool_size=settings.admission_threads,
-                            pre_ping=False, custom_plans=False)
+    direct_engine = make_engine(settings.database_url,
+                                pool_size=settings.admission_threads + DOOR_THREADS,
+                                pre_ping=False, custom_plans=False)
     document = openapi.load_document(settings.base_url)
     routes, paths = _path_table(document, "/v1")
     sessions = make_sessionmaker(engine)
@@ -145,8 +145,7 @@ def build_service(settings: Settings) -> Service:
         forget_on_commit(watch, engine, sessions)
     return Service(
         settings=settings, engine=engine, sessions=sessions, watch=watch,
-        reads=DirectStatements(admitting).execute, reads_engine=admitting,
-        direct=DirectStatements(engine).execute,
+        direct=DirectStatements(direct_engine).execute, direct_engine=direct_engine,
         usage=Usage(settings.ratelimit_storage, per_minute=settings.per_minute,
                     per_day=settings.per_day),
         document=document, document_json=orjson.dumps(document), routes=routes, paths=paths,

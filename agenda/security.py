@@ -74,7 +74,7 @@ def admit(service, header: str | None, needed: frozenset[str], route: str,
     """Authenticate, check the scope, count the request: in a worker thread (database, Redis)."""
     try:
         token = bearer_token(header)
-        caller, stamp = tokens.authenticate_with_stamp(service.reads, token, service.watch)
+        caller, stamp = tokens.authenticate_with_stamp(service.direct, token, service.watch)
     except Unauthorized:
         # Guessing tokens is slow: failed attempts are limited per client address.
         service.usage.refuse_unauthenticated(address)

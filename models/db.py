@@ -73,7 +73,7 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
     # Custom plans (by default): psycopg prepares a statement run 5 times, and PostgreSQL's
     # generic plan for a filtered list (no values for the dates, the radius, the price) is a
     # parallel scan of the whole table: at 1M events, 10 requests/s instead of hundreds.
-    # The token lookup (one key) plans once: `custom_plans=False`.
+    # Key lookups (a token, a ticket) plan once: `custom_plans=False`.
     options = {"options": "-c plan_cache_mode=force_custom_plan"} if custom_plans else {}
     engine = create_engine(url, pool_size=pool_size, max_overflow=5, pool_recycle=1800,
                            connect_args=options)

@@ -37,7 +37,9 @@ APP_SETTINGS = {"validate_responses": True, "listen": False, "secret_key": "test
 @pytest.fixture(scope="session")
 def app(database_url):
     """The application under test (`APP_SETTINGS`)."""
-    return create_app({"database_url": database_url, **APP_SETTINGS})
+    app = create_app({"database_url": database_url, **APP_SETTINGS})
+    yield app
+    app.service.close()
 
 
 @pytest.fixture
@@ -65,13 +67,13 @@ def db(app):
 def joined(service, connection):
     """A service's sessions (with savepoints) and direct statements on the test's connection."""
     service.sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
-    production = service.reads, service.direct
-    service.reads = service.direct = functools.partial(_rows, connection)
+    production = service.direct
+    service.direct = functools.partial(_rows, connection)
     try:
         yield
     finally:
         service.sessions.configure(bind=service.engine, join_transaction_mode="conditional_savepoint")
-        service.reads, service.direct = production
+        service.direct = production
 
 
 def _rows(connection, statement, params) -> list:

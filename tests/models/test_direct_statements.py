@@ -3,10 +3,10 @@
 import datetime as dt
 
 import pytest
-from sqlalchemy import bindparam, select, text, update
+from sqlalchemy import Integer, String, bindparam, column, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from models import migrate, organisations, tokens
+from models import door, migrate, organisations, tokens
 from models.releases import Release
 from models.tokens import ApiToken
 from models.db import DirectStatements, make_engine, make_sessionmaker
@@ -75,3 +75,20 @@ def test_an_unreachable_database_raises_as_sqlalchemy_does():
     with pytest.raises(DBAPIError) as raised:
         reads.execute(tokens._TOKEN_ROW, {"token_hash": "x"})
     assert raised.value.connection_invalidated
+
+
+def test_the_services_key_lookups_are_planned_once(app):
+    """A door's scan and a token's lookup find one row by key: PostgreSQL plans each once
+    (a generic plan) rather than at every call, as the list queries are (custom plans)."""
+    if app.service.direct_engine.dialect.name != "postgresql":
+        pytest.skip("SQLite has no plan cache")
+    direct = DirectStatements(app.service.direct_engine).execute
+    # psycopg prepares a statement at its 6th run; PostgreSQL plans it generically after 5 more.
+    for _ in range(16):
+        direct(door._CANDIDATES, {"code": "NOPE", "organisation_id": "org_none"})
+        direct(tokens._TOKEN_ROW, {"token_hash": "none"})
+    plans = text("SELECT statement, generic_plans FROM pg_prepared_statements").columns(
+        column("statement", String), column("generic_plans", Integer))
+    generic = [row.statement for row in direct(plans, {}) if row.generic_plans]
+    assert [any(f"FROM {table} " in statement for statement in generic)
+            for table in ("tickets", "api_tokens")] == [True, True], generic
