@@ -1,4 +1,4 @@
-"""DirectStatements: hot statements (the token lookup, a door's scan) on a pooled DBAPI connection."""
+"""DirectStatements: hot statements (the token lookup, a scan) on a pooled DBAPI connection."""
 
 import datetime as dt
 
