@@ -190,12 +190,12 @@ KM_PER_DEGREE = 111.32
 
 # A list shows summaries: the bill, the set times, maps and long texts stay in the database
 # (loaded only if something asks for them), and of the venue and organisation only the
-# fields of their references.
+# fields of their references (and the venue's country, which a city's page keeps).
 SUMMARY = (
     defer(Event.description), defer(Event.timetable), defer(Event.maps), defer(Event.rules),
     lazyload(Event.lineup),
     joinedload(Event.venue, innerjoin=True).load_only(
-        Venue.id, Venue.name, Venue.city, Venue.address, Venue.lat, Venue.lng),
+        Venue.id, Venue.name, Venue.city, Venue.address, Venue.lat, Venue.lng, Venue.country),
     joinedload(Event.organisation, innerjoin=True).load_only(Organisation.id, Organisation.name),
 )
 

@@ -8,6 +8,7 @@ import html
 import re
 
 import pytest
+from sqlalchemy import event
 
 from models import badges
 from tests import api
@@ -192,6 +193,28 @@ def test_a_city_page_lists_its_next_events(client, db):
     assert "Uitgaan in 's-Hertogenbosch" in _text(_get(client, "/cities/s-hertogenbosch",
                                                          lang="nl"))
     assert _get(client, "/cities/atlantis").status_code == 404
+
+
+def test_a_city_pages_statements_do_not_grow_with_its_venues(client, db):
+    """The page keeps the events in the city's country: the venues' countries come with
+    the list, not in one query a venue."""
+    for city, venues in (("Zwolle", 1), ("Kampen", 3)):
+        for _ in range(venues):
+            EventFactory(date=NIGHT, venue=VenueFactory(city=city, country="NL"))
+    counted = {}
+    for slug in ("zwolle", "kampen"):
+        statements = []
+
+        def count(*_args):
+            statements.append(1)
+
+        event.listen(db.get_bind(), "before_cursor_execute", count)
+        try:
+            assert _get(client, f"/cities/{slug}").status_code == 200
+        finally:
+            event.remove(db.get_bind(), "before_cursor_execute", count)
+        counted[slug] = len(statements)
+    assert counted["kampen"] == counted["zwolle"], counted
 
 
 # --- public profiles -------------------------------------------------------------------------
