@@ -8,7 +8,7 @@ import html
 import re
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event as sqlalchemy_events
 
 from models import badges
 from tests import api
@@ -208,11 +208,11 @@ def test_a_city_pages_statements_do_not_grow_with_its_venues(client, db):
         def count(*_args):
             statements.append(1)
 
-        event.listen(db.get_bind(), "before_cursor_execute", count)
+        sqlalchemy_events.listen(db.get_bind(), "before_cursor_execute", count)
         try:
             assert _get(client, f"/cities/{slug}").status_code == 200
         finally:
-            event.remove(db.get_bind(), "before_cursor_execute", count)
+            sqlalchemy_events.remove(db.get_bind(), "before_cursor_execute", count)
         counted[slug] = len(statements)
     assert counted["kampen"] == counted["zwolle"], counted
 
