@@ -169,7 +169,8 @@ class DirectStatements:
         column has one: SQLite's dates come as text, say)."""
         known = self._compiled.get(id(statement))
         if known is None:
-            compiled = statement.compile(dialect=self.engine.dialect)
+            dialect = self.engine.dialect
+            compiled = statement.compile(dialect=dialect)
             sql = str(compiled)
             if compiled.positional:  # SQLite: `?` in order
                 order = tuple(compiled.positiontup)
@@ -177,7 +178,6 @@ class DirectStatements:
                 order = tuple(re.findall(r"%\((\w+)\)s", sql))
                 sql = re.sub(r"%\((\w+)\)s", "%s", sql)
             columns = statement.exported_columns
-            dialect = self.engine.dialect
             processors = tuple(column.type.dialect_impl(dialect).result_processor(dialect, None)
                                for column in columns)
             known = (sql, dict(compiled.params), order,
