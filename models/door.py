@@ -196,7 +196,7 @@ def _refuse(status: str, reason: str, *, now: int, ticket: _DoorTicket | None = 
 
 
 def tonight(session: Session, *, organisation_id: str, today: dt.date,
-            moment: dt.datetime) -> list[Event]:
+            moment: dt.datetime) -> list[events.EventSummary]:
     """The organisation's approved events whose doors are open at `moment` (a night that
     began yesterday may still be open this morning)."""
     filters = events.EventFilters(organisation_id=organisation_id,

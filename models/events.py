@@ -15,8 +15,7 @@ import math
 
 from sqlalchemy import (JSON, Boolean, Date, Float, ForeignKey, Index, Integer, String, Text,
                         and_, func, not_, or_, select, text)
-from sqlalchemy.orm import (Mapped, Session, defer, joinedload, lazyload, mapped_column,
-                            relationship)
+from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from models.db import Base, Timestamp
 from models.errors import BadRequest, NotFound
@@ -188,21 +187,86 @@ DEFAULT_RADIUS_KM = 25
 KM_PER_DEGREE = 111.32
 
 
-# A list shows summaries: the bill, the set times, maps and long texts stay in the database
-# (loaded only if something asks for them), and of the venue and organisation only the
-# fields of their references (and the venue's country, which a city's page keeps).
-SUMMARY = (
-    defer(Event.description), defer(Event.timetable), defer(Event.maps), defer(Event.rules),
-    lazyload(Event.lineup),
-    joinedload(Event.venue, innerjoin=True).load_only(
-        Venue.id, Venue.name, Venue.city, Venue.address, Venue.lat, Venue.lng, Venue.country),
-    joinedload(Event.organisation, innerjoin=True).load_only(Organisation.id, Organisation.name),
+@dataclasses.dataclass(frozen=True, slots=True)
+class VenueRef:
+    """The venue of a listed event: the fields of its reference, and its country."""
+
+    id: str
+    name: str
+    city: str
+    address: str
+    lat: float
+    lng: float
+    country: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OrganisationRef:
+    """The organisation of a listed event."""
+
+    id: str
+    name: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EventSummary:
+    """An event as a list shows it: no bill, set times, maps or long texts.
+
+    Lists read these as plain rows (one statement a part of the list, one for the page's
+    genres) rather than as `Event` objects: loading mapped objects with their venue,
+    organisation and genres was most of the cost of a page.
+    """
+
+    id: str
+    slug: str
+    title: str
+    date: dt.date
+    end_date: dt.date | None
+    last_date: dt.date
+    start: str
+    end: str
+    timezone: str
+    status: str
+    cancelled: bool
+    cancel_reason: str | None
+    postponed_to: dt.date | None
+    price: float | None
+    price_max: float | None
+    currency: str
+    age: int
+    ticket_url: str | None
+    artwork_url: str
+    updated_at: int
+    venue: VenueRef
+    organisation: OrganisationRef
+    genre_names: list[str]
+
+
+# Lists read plain rows through the tables: no mapped objects on their path.
+_event, _genre, _act = Event.__table__.c, EventGenre.__table__.c, EventArtist.__table__.c
+_venue, _organisation = Venue.__table__.c, Organisation.__table__.c
+_EVENT_FIELDS = [field.name for field in dataclasses.fields(EventSummary)][:-3]
+_VENUE_FIELDS = [field.name for field in dataclasses.fields(VenueRef)]
+_SUMMARY_COLUMNS = (
+    *(_event[name] for name in _EVENT_FIELDS),
+    *(_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS),
+    _organisation.id.label("organisation_id"), _organisation.name.label("organisation_name"),
 )
+_VENUE_AT = len(_EVENT_FIELDS)
+_ORGANISATION_AT = _VENUE_AT + len(_VENUE_FIELDS)
+
+
+def _summaries():
+    """The columns of `EventSummary`, from events joined to their venue and organisation."""
+    return (select(*_SUMMARY_COLUMNS)
+            .join(Venue.__table__, _venue.id == _event.venue_id)
+            .join(Organisation.__table__, _organisation.id == _event.organisation_id))
 
 
 def list_events(session: Session, *, filters: EventFilters, today: dt.date,
                 after: list | None, limit: int) -> Page:
-    """Approved events matching `filters`, soonest first (date, start, id), one page.
+    """Approved events matching `filters`, soonest first (date, start, id), one page of
+    `EventSummary`.
 
     The list is two ranges read one after the other: events that began before `from`
     and still run (multi-day ones only, found through the small partial index
@@ -212,56 +276,76 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     """
     filters.check()
     date_from = filters.date_from or today
-    running = _narrowed(select(Event).options(*SUMMARY), filters, today).where(
-        Event.end_date.is_not(None), Event.date < date_from,
-        Event.date >= date_from - dt.timedelta(days=MAX_SPAN_DAYS), Event.last_date >= date_from)
+    running = _narrowed(_summaries(), filters, today).where(
+        _event.end_date.is_not(None), _event.date < date_from,
+        _event.date >= date_from - dt.timedelta(days=MAX_SPAN_DAYS), _event.last_date >= date_from)
     if filters.genre is not None:
-        running = running.where(select(EventGenre.event_id).where(
-            EventGenre.event_id == Event.id, EventGenre.genre == filters.genre).exists())
+        running = running.where(select(_genre.event_id).where(
+            _genre.event_id == _event.id, _genre.genre == filters.genre).exists())
     if filters.artist_id is not None:
-        running = running.where(select(EventArtist.event_id).where(
-            EventArtist.event_id == Event.id, EventArtist.artist_id == filters.artist_id
-        ).exists())
+        running = running.where(select(_act.event_id).where(
+            _act.event_id == _event.id, _act.artist_id == filters.artist_id).exists())
     # From `from` on; a genre or artist filter walks its own ordered index instead.
-    started = _narrowed(select(Event).options(*SUMMARY), filters, today)
-    order_date, order_start, order_id = Event.date, Event.start, Event.id
+    started = _narrowed(_summaries(), filters, today)
+    order_date, order_start, order_id = _event.date, _event.start, _event.id
     if filters.genre is not None:
-        started = started.join(EventGenre, and_(EventGenre.event_id == Event.id,
-                                                EventGenre.genre == filters.genre))
-        order_date, order_start, order_id = EventGenre.date, EventGenre.start, EventGenre.event_id
+        started = started.join(EventGenre.__table__, and_(_genre.event_id == _event.id,
+                                                          _genre.genre == filters.genre))
+        order_date, order_start, order_id = _genre.date, _genre.start, _genre.event_id
     if filters.artist_id is not None:
-        started = started.join(EventArtist, and_(EventArtist.event_id == Event.id,
-                                                 EventArtist.artist_id == filters.artist_id))
+        started = started.join(EventArtist.__table__, and_(_act.event_id == _event.id,
+                                                           _act.artist_id == filters.artist_id))
     started = started.where(order_date >= date_from)
     if filters.date_to is not None:
-        running = running.where(Event.date <= filters.date_to)
+        running = running.where(_event.date <= filters.date_to)
         started = started.where(order_date <= filters.date_to)
     after_key = None if after is None else (dt.date.fromisoformat(after[0]), after[1], after[2])
-    return keyset_chain(
-        session, [(running, [Event.date, Event.start, Event.id]),
+    page = keyset_chain(
+        session, [(running, [_event.date, _event.start, _event.id]),
                   (started, [order_date, order_start, order_id])],
-        after=after_key, limit=limit, key_of=lambda event: (event.date, event.start, event.id))
+        after=after_key, limit=limit, key_of=lambda row: (row.date, row.start, row.id))
+    genres = _genres(session, [row.id for row in page.items])
+    return Page(items=[_summary(row, genres.get(row.id, [])) for row in page.items],
+                next_key=page.next_key)
+
+
+def _genres(session: Session, event_ids: list[str]) -> dict[str, list[str]]:
+    """The genres of each of these events, in their order."""
+    genres: dict[str, list[str]] = {}
+    if event_ids:
+        for event_id, genre in session.execute(
+                select(_genre.event_id, _genre.genre)
+                .where(_genre.event_id.in_(event_ids))
+                .order_by(_genre.event_id, _genre.position)):
+            genres.setdefault(event_id, []).append(genre)
+    return genres
+
+
+def _summary(row, genres: list[str]) -> EventSummary:
+    return EventSummary(*row[:_VENUE_AT], venue=VenueRef(*row[_VENUE_AT:_ORGANISATION_AT]),
+                        organisation=OrganisationRef(*row[_ORGANISATION_AT:]),
+                        genre_names=genres)
 
 
 def _narrowed(query, filters: EventFilters, today: dt.date):
     """`query` of approved events narrowed by every filter but the dates, genre and artist."""
-    query = query.where(Event.status == "approved")
+    query = query.where(_event.status == "approved")
     if filters.city is not None:
-        query = query.where(Event.city_key == fold(filters.city))
+        query = query.where(_event.city_key == fold(filters.city))
     if filters.venue_id is not None:
-        query = query.where(Event.venue_id == filters.venue_id)
+        query = query.where(_event.venue_id == filters.venue_id)
     if filters.organisation_id is not None:
-        query = query.where(Event.organisation_id == filters.organisation_id)
+        query = query.where(_event.organisation_id == filters.organisation_id)
     if filters.q is not None:
-        query = query.where(Event.search_key.like(like_pattern(fold(filters.q)), escape="\\"))
+        query = query.where(_event.search_key.like(like_pattern(fold(filters.q)), escape="\\"))
     if filters.has_tickets is not None:
-        sellable = and_(Event.ticket_url.is_not(None), Event.ticket_url != "",
-                        Event.cancelled.is_(False), Event.last_date >= today)
+        sellable = and_(_event.ticket_url.is_not(None), _event.ticket_url != "",
+                        _event.cancelled.is_(False), _event.last_date >= today)
         query = query.where(sellable if filters.has_tickets else not_(sellable))
     if filters.max_price is not None:
-        query = query.where(Event.price.is_not(None), Event.price <= filters.max_price)
+        query = query.where(_event.price.is_not(None), _event.price <= filters.max_price)
     if filters.min_price is not None and filters.min_price > 0:
-        query = query.where(Event.price.is_not(None), Event.price >= filters.min_price)
+        query = query.where(_event.price.is_not(None), _event.price >= filters.min_price)
     if filters.lat is not None and filters.lng is not None:
         query = query.where(*_within(filters.lat, filters.lng,
                                      filters.radius_km or DEFAULT_RADIUS_KM))
@@ -273,9 +357,9 @@ def _within(lat: float, lng: float, radius_km: float) -> list:
     dlat = radius_km / KM_PER_DEGREE
     dlng = radius_km / (KM_PER_DEGREE * max(math.cos(math.radians(lat)), 0.01))
     return [
-        Event.lat.between(lat - dlat, lat + dlat),
-        Event.lng.between(lng - dlng, lng + dlng),
-        func.haversine_km(lat, lng, Event.lat, Event.lng) <= radius_km,
+        _event.lat.between(lat - dlat, lat + dlat),
+        _event.lng.between(lng - dlng, lng + dlng),
+        func.haversine_km(lat, lng, _event.lat, _event.lng) <= radius_km,
     ]
 
 
@@ -290,7 +374,7 @@ def get_event(session: Session, key: str) -> Event:
 
 
 def upcoming_for_artist(session: Session, artist_id: str, *, today: dt.date,
-                        limit: int = 10) -> list[Event]:
+                        limit: int = 10) -> list[EventSummary]:
     """The artist's next approved events in NL and BE (from today), soonest first."""
     page = list_events(session, filters=EventFilters(artist_id=artist_id), today=today,
                        after=None, limit=limit)

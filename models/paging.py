@@ -34,9 +34,9 @@ def keyset_page(session: Session, query: Select, *, order: list, after: list | N
 
 def keyset_chain(session: Session, parts: list[tuple[Select, list]], *, after: list | None,
                  limit: int, key_of: Callable[[Any], tuple]) -> Page:
-    """One page of a list made of several queries, each `(query, order)`, whose rows follow
-    each other in the list's order (every row of a part sorts before every row of the
-    next), read part after part until the page is full. The position `after` applies to
+    """One page of the rows of a list made of several queries, each `(query, order)`, whose
+    rows follow each other in the list's order (every row of a part sorts before every row
+    of the next), read part after part until the page is full. The position `after` applies to
     every part, so a part the list has left behind yields nothing."""
     rows: list = []
     for query, order in parts:
@@ -44,7 +44,7 @@ def keyset_chain(session: Session, parts: list[tuple[Select, list]], *, after: l
         if wanted <= 0:
             break
         rows += _rows(session, query, order=order, after=after, count=wanted, descending=False,
-                      scalars=True)
+                      scalars=False)
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(items=rows, next_key=key_of(rows[-1]) if more and rows else None)
