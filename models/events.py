@@ -162,6 +162,8 @@ class EventFilters:
     lat: float | None = None
     lng: float | None = None
     radius_km: int | None = None
+    # Not a parameter of the API: a city's page keeps the events of its own country.
+    country: str | None = None
 
     def binding(self) -> dict:
         """The filters a cursor is bound to (those given, as strings)."""
@@ -332,6 +334,8 @@ def _narrowed(query, filters: EventFilters, today: dt.date):
     query = query.where(_event.status == "approved")
     if filters.city is not None:
         query = query.where(_event.city_key == fold(filters.city))
+    if filters.country is not None:
+        query = query.where(_venue.country == filters.country)
     if filters.venue_id is not None:
         query = query.where(_event.venue_id == filters.venue_id)
     if filters.organisation_id is not None:

@@ -114,10 +114,10 @@ def organisation_page(organisation_id: str):
 def city_page(slug: str):
     """A city with upcoming events (as GET /cities lists it) and its next events."""
     city = cities.get_city(session(), slug, today=today())
-    coming = events.list_events(session(), filters=events.EventFilters(city=city.name),
-                                today=today(), after=None, limit=UPCOMING_LIMIT).items
-    return _page("pages/city.html", title=city.name, city=city,
-                 coming=[event for event in coming if event.venue.country == city.country])
+    coming = events.list_events(
+        session(), filters=events.EventFilters(city=city.name, country=city.country),
+        today=today(), after=None, limit=UPCOMING_LIMIT).items
+    return _page("pages/city.html", title=city.name, city=city, coming=coming)
 
 
 @blueprint.get("/users/<handle>")

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import event as sqlalchemy_events
 
 from models import badges
+from pages import views
 from tests import api
 from tests.factories import (ArtistFactory, EventFactory, OrganisationFactory, PersonFactory,
                              TicketFactory, TokenReportFactory, VenueFactory)
@@ -193,6 +194,21 @@ def test_a_city_page_lists_its_next_events(client, db):
     assert "Uitgaan in 's-Hertogenbosch" in _text(_get(client, "/cities/s-hertogenbosch",
                                                          lang="nl"))
     assert _get(client, "/cities/atlantis").status_code == 404
+
+
+def test_a_city_page_lists_a_full_page_of_its_own_countrys_events(client, db):
+    """A same-named city across the border, with sooner events, takes no place on the page
+    (the busier Baarle, in NL, is the one its address names)."""
+    for offset in range(views.UPCOMING_LIMIT):
+        EventFactory(date=NIGHT + dt.timedelta(days=offset),
+                     venue=VenueFactory(city="Baarle", country="BE"))
+    ours = [EventFactory(date=NIGHT + dt.timedelta(days=views.UPCOMING_LIMIT + offset),
+                         venue=VenueFactory(city="Baarle", country="NL"))
+            for offset in range(views.UPCOMING_LIMIT + 1)]
+    response = _get(client, "/cities/baarle")
+    assert response.status_code == 200
+    listed = re.findall(rf'href="{SITE}/events/([^"]+)"', response.text)
+    assert listed == [event.slug for event in ours[:views.UPCOMING_LIMIT]]
 
 
 def test_a_city_pages_statements_do_not_grow_with_its_venues(client, db):
