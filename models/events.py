@@ -11,15 +11,16 @@ from __future__ import annotations
 import datetime as dt
 
 import dataclasses
+import functools
 import math
 
-from sqlalchemy import (JSON, Boolean, Date, Float, ForeignKey, Index, Integer, String, Text,
-                        and_, func, not_, or_, select, text)
+from sqlalchemy import (JSON, Boolean, Date, Float, ForeignKey, Index, Integer, Select, String,
+                        Text, and_, bindparam, func, not_, or_, select, text)
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from models.db import Base, Timestamp
 from models.errors import BadRequest, NotFound
-from models.paging import Page, keyset_chain
+from models.paging import Page, keyset_chain, keyset_statement, position_params
 from models.organisations import Organisation
 from models.text import fold, like_pattern
 from models.venues import Venue
@@ -274,53 +275,88 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     and still run (multi-day ones only, found through the small partial index
     `ix_events_running`), then events from `from` on, each an index scan in the list's
     order. (One range from `from` minus the longest span would read every event of
-    that month before reaching today's: thousands of rows at a million events.)
+    that month before reaching today's: thousands of rows at a million events.) Their
+    statements are built once for each shape of the filters (which are given, not their
+    values) and take the values as parameters.
     """
     filters.check()
-    date_from = filters.date_from or today
-    running = _narrowed(_summaries(), filters, today).where(
-        _event.end_date.is_not(None), _event.date < date_from,
-        _event.date >= date_from - dt.timedelta(days=MAX_SPAN_DAYS), _event.last_date >= date_from)
-    if filters.genre is not None:
-        running = running.where(select(_genre.event_id).where(
-            _genre.event_id == _event.id, _genre.genre == filters.genre).exists())
-    if filters.artist_id is not None:
-        running = running.where(select(_act.event_id).where(
-            _act.event_id == _event.id, _act.artist_id == filters.artist_id).exists())
-    # From `from` on; a genre or artist filter walks its own ordered index instead.
-    started = _narrowed(_summaries(), filters, today)
-    order_date, order_start, order_id = _event.date, _event.start, _event.id
-    if filters.genre is not None:
-        started = started.join(EventGenre.__table__, and_(_genre.event_id == _event.id,
-                                                          _genre.genre == filters.genre))
-        order_date, order_start, order_id = _genre.date, _genre.start, _genre.event_id
-    if filters.artist_id is not None:
-        started = started.join(EventArtist.__table__, and_(_act.event_id == _event.id,
-                                                           _act.artist_id == filters.artist_id))
-    started = started.where(order_date >= date_from)
-    if filters.date_to is not None:
-        running = running.where(_event.date <= filters.date_to)
-        started = started.where(order_date <= filters.date_to)
-    after_key = None if after is None else (dt.date.fromisoformat(after[0]), after[1], after[2])
-    page = keyset_chain(
-        session, [(running, [_event.date, _event.start, _event.id]),
-                  (started, [order_date, order_start, order_id])],
-        after=after_key, limit=limit, key_of=lambda row: (row.date, row.start, row.id))
-    genres = _genres(session, [row.id for row in page.items])
+    given = frozenset(name for name in _SHAPING if getattr(filters, name) is not None)
+    if filters.min_price:
+        given |= {"min_price"}
+    params = _params(filters, today)
+    if after is not None:
+        params |= position_params((dt.date.fromisoformat(after[0]), after[1], after[2]))
+    page = keyset_chain(session, _statements(given, filters.has_tickets, after is not None),
+                        params=params, limit=limit,
+                        key_of=lambda row: (row.date, row.start, row.id))
+    genres: dict[str, list[str]] = {}
+    if page.items:
+        for event_id, genre in session.execute(_GENRES, {"ids": [row.id for row in page.items]}):
+            genres.setdefault(event_id, []).append(genre)
     return Page(items=[_summary(row, genres.get(row.id, [])) for row in page.items],
                 next_key=page.next_key)
 
 
-def _genres(session: Session, event_ids: list[str]) -> dict[str, list[str]]:
-    """The genres of each of these events, in their order."""
-    genres: dict[str, list[str]] = {}
-    if event_ids:
-        for event_id, genre in session.execute(
-                select(_genre.event_id, _genre.genre)
-                .where(_genre.event_id.in_(event_ids))
-                .order_by(_genre.event_id, _genre.position)):
-            genres.setdefault(event_id, []).append(genre)
-    return genres
+# The filters whose presence changes a list's statements (with has_tickets' value, and
+# min_price above 0); `lat` stands for the radius search.
+_SHAPING = ("date_to", "city", "country", "genre", "venue_id", "artist_id", "organisation_id",
+            "q", "max_price", "lat")
+_GENRES = (select(_genre.event_id, _genre.genre)
+           .where(_genre.event_id.in_(bindparam("ids", expanding=True)))
+           .order_by(_genre.event_id, _genre.position))
+
+
+def _params(filters: EventFilters, today: dt.date) -> dict:
+    """The values of the list's statements' parameters (those of absent filters unused)."""
+    date_from = filters.date_from or today
+    params = {
+        "date_from": date_from, "running_from": date_from - dt.timedelta(days=MAX_SPAN_DAYS),
+        "date_to": filters.date_to, "today": today,
+        "city_key": filters.city and fold(filters.city), "country": filters.country,
+        "genre": filters.genre, "venue_id": filters.venue_id, "artist_id": filters.artist_id,
+        "organisation_id": filters.organisation_id,
+        "search": filters.q and like_pattern(fold(filters.q)),
+        "max_price": filters.max_price, "min_price": filters.min_price,
+    }
+    if filters.lat is not None and filters.lng is not None:
+        radius_km = filters.radius_km or DEFAULT_RADIUS_KM
+        dlat = radius_km / KM_PER_DEGREE
+        dlng = radius_km / (KM_PER_DEGREE * max(math.cos(math.radians(filters.lat)), 0.01))
+        params |= {"lat": filters.lat, "lng": filters.lng, "radius_km": radius_km,
+                   "lat_min": filters.lat - dlat, "lat_max": filters.lat + dlat,
+                   "lng_min": filters.lng - dlng, "lng_max": filters.lng + dlng}
+    return params
+
+
+@functools.lru_cache(maxsize=256)
+def _statements(given: frozenset[str], has_tickets: bool | None,
+                after: bool) -> tuple[Select, Select]:
+    """The two statements of a list with these filters (see `list_events`)."""
+    running = _narrowed(_summaries(), given, has_tickets).where(
+        _event.end_date.is_not(None), _event.date < bindparam("date_from"),
+        _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
+    if "genre" in given:
+        running = running.where(select(_genre.event_id).where(
+            _genre.event_id == _event.id, _genre.genre == bindparam("genre")).exists())
+    if "artist_id" in given:
+        running = running.where(select(_act.event_id).where(
+            _act.event_id == _event.id, _act.artist_id == bindparam("artist_id")).exists())
+    # From `from` on; a genre or artist filter walks its own ordered index instead.
+    started = _narrowed(_summaries(), given, has_tickets)
+    order = [_event.date, _event.start, _event.id]
+    if "genre" in given:
+        started = started.join(EventGenre.__table__, and_(
+            _genre.event_id == _event.id, _genre.genre == bindparam("genre")))
+        order = [_genre.date, _genre.start, _genre.event_id]
+    if "artist_id" in given:
+        started = started.join(EventArtist.__table__, and_(
+            _act.event_id == _event.id, _act.artist_id == bindparam("artist_id")))
+    started = started.where(order[0] >= bindparam("date_from"))
+    if "date_to" in given:
+        running = running.where(_event.date <= bindparam("date_to"))
+        started = started.where(order[0] <= bindparam("date_to"))
+    return (keyset_statement(running, [_event.date, _event.start, _event.id], after=after),
+            keyset_statement(started, order, after=after))
 
 
 def _summary(row, genres: list[str]) -> EventSummary:
@@ -329,42 +365,35 @@ def _summary(row, genres: list[str]) -> EventSummary:
                         genre_names=genres)
 
 
-def _narrowed(query, filters: EventFilters, today: dt.date):
+def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None) -> Select:
     """`query` of approved events narrowed by every filter but the dates, genre and artist."""
     query = query.where(_event.status == "approved")
-    if filters.city is not None:
-        query = query.where(_event.city_key == fold(filters.city))
-    if filters.country is not None:
-        query = query.where(_venue.country == filters.country)
-    if filters.venue_id is not None:
-        query = query.where(_event.venue_id == filters.venue_id)
-    if filters.organisation_id is not None:
-        query = query.where(_event.organisation_id == filters.organisation_id)
-    if filters.q is not None:
-        query = query.where(_event.search_key.like(like_pattern(fold(filters.q)), escape="\\"))
-    if filters.has_tickets is not None:
+    if "city" in given:
+        query = query.where(_event.city_key == bindparam("city_key"))
+    if "country" in given:
+        query = query.where(_venue.country == bindparam("country"))
+    if "venue_id" in given:
+        query = query.where(_event.venue_id == bindparam("venue_id"))
+    if "organisation_id" in given:
+        query = query.where(_event.organisation_id == bindparam("organisation_id"))
+    if "q" in given:
+        query = query.where(_event.search_key.like(bindparam("search"), escape="\\"))
+    if has_tickets is not None:
         sellable = and_(_event.ticket_url.is_not(None), _event.ticket_url != "",
-                        _event.cancelled.is_(False), _event.last_date >= today)
-        query = query.where(sellable if filters.has_tickets else not_(sellable))
-    if filters.max_price is not None:
-        query = query.where(_event.price.is_not(None), _event.price <= filters.max_price)
-    if filters.min_price is not None and filters.min_price > 0:
-        query = query.where(_event.price.is_not(None), _event.price >= filters.min_price)
-    if filters.lat is not None and filters.lng is not None:
-        query = query.where(*_within(filters.lat, filters.lng,
-                                     filters.radius_km or DEFAULT_RADIUS_KM))
+                        _event.cancelled.is_(False), _event.last_date >= bindparam("today"))
+        query = query.where(sellable if has_tickets else not_(sellable))
+    if "max_price" in given:
+        query = query.where(_event.price.is_not(None), _event.price <= bindparam("max_price"))
+    if "min_price" in given:
+        query = query.where(_event.price.is_not(None), _event.price >= bindparam("min_price"))
+    if "lat" in given:
+        # A bounding box (indexed), then the distance.
+        query = query.where(
+            _event.lat.between(bindparam("lat_min"), bindparam("lat_max")),
+            _event.lng.between(bindparam("lng_min"), bindparam("lng_max")),
+            func.haversine_km(bindparam("lat", type_=Float), bindparam("lng", type_=Float),
+                              _event.lat, _event.lng) <= bindparam("radius_km", type_=Float))
     return query
-
-
-def _within(lat: float, lng: float, radius_km: float) -> list:
-    """Conditions for a venue within `radius_km`: a bounding box (indexed), then the distance."""
-    dlat = radius_km / KM_PER_DEGREE
-    dlng = radius_km / (KM_PER_DEGREE * max(math.cos(math.radians(lat)), 0.01))
-    return [
-        _event.lat.between(lat - dlat, lat + dlat),
-        _event.lng.between(lng - dlng, lng + dlng),
-        func.haversine_km(lat, lng, _event.lat, _event.lng) <= radius_km,
-    ]
 
 
 def get_event(session: Session, key: str) -> Event:

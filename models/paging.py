@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from sqlalchemy import Select, tuple_
+from sqlalchemy import Integer, Select, bindparam, tuple_
 from sqlalchemy.orm import Session
 
 
@@ -32,19 +32,33 @@ def keyset_page(session: Session, query: Select, *, order: list, after: list | N
     return Page(items=rows, next_key=key_of(rows[-1]) if more and rows else None)
 
 
-def keyset_chain(session: Session, parts: list[tuple[Select, list]], *, after: list | None,
-                 limit: int, key_of: Callable[[Any], tuple]) -> Page:
-    """One page of the rows of a list made of several queries, each `(query, order)`, whose
-    rows follow each other in the list's order (every row of a part sorts before every row
-    of the next), read part after part until the page is full. The position `after` applies to
-    every part, so a part the list has left behind yields nothing."""
+def keyset_statement(query: Select, order: list, *, after: bool) -> Select:
+    """`query` in `order` (ascending), at most `count` rows, and with `after` only the rows
+    after the position `position_params` gives: a statement built once, run with parameters.
+    """
+    if after:
+        query = query.where(tuple_(*order) > tuple_(*(
+            bindparam(f"after_{index}", type_=column.type) for index, column in enumerate(order))))
+    return query.order_by(*order).limit(bindparam("count", type_=Integer))
+
+
+def position_params(key: tuple) -> dict:
+    """The parameters of `keyset_statement(after=True)` for the position `key`."""
+    return {f"after_{index}": value for index, value in enumerate(key)}
+
+
+def keyset_chain(session: Session, statements: Sequence[Select], *, params: dict, limit: int,
+                 key_of: Callable[[Any], tuple]) -> Page:
+    """One page of the rows of a list made of several `keyset_statement`s whose rows follow
+    each other in the list's order (every row of one sorts before every row of the next),
+    run one after the other with `params` until the page is full. A position among `params`
+    applies to every statement, so one the list has left behind yields nothing."""
     rows: list = []
-    for query, order in parts:
+    for statement in statements:
         wanted = limit + 1 - len(rows)
         if wanted <= 0:
             break
-        rows += _rows(session, query, order=order, after=after, count=wanted, descending=False,
-                      scalars=False)
+        rows += session.execute(statement, {**params, "count": wanted}).all()
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(items=rows, next_key=key_of(rows[-1]) if more and rows else None)
