@@ -68,6 +68,20 @@ def seconds_since_arrival() -> float:
     return time.perf_counter() - started
 
 
+def holds_nul(*, form: bool = True) -> bool:
+    """Whether the request's path, query, Basic credentials or (with `form`) form hold a NUL
+    character (%00). No page, OAuth parameter or address takes one and PostgreSQL refuses it
+    in any text it compares, so the site's blueprints refuse such a request first, each in
+    its own kind of answer (the API's parameters are checked against the document)."""
+    texts = [request.path, *(value for _key, value in request.args.items(multi=True))]
+    if form and request.method == "POST":
+        texts += [value for _key, value in request.form.items(multi=True)]
+    credentials = request.authorization
+    if credentials is not None and credentials.type == "basic":
+        texts += [credentials.username or "", credentials.password or ""]
+    return any("\x00" in text for text in texts)
+
+
 def install(flask_app) -> None:
     """Commit or roll back the request's session around each request."""
 

@@ -398,9 +398,9 @@ def register_client(session: Session, metadata: dict, *, now: int) -> tuple[OAut
         raise RegistrationError("invalid_client_metadata", "The body must be a JSON object.")
     uris = _redirect_uris(metadata)
     name = metadata.get("client_name", "")
-    if not isinstance(name, str) or len(name) > 200:
-        raise RegistrationError("invalid_client_metadata",
-                                "client_name must be a string of at most 200 characters.")
+    if not isinstance(name, str) or len(name) > 200 or "\x00" in name:
+        raise RegistrationError("invalid_client_metadata", "client_name must be a string of "
+                                "at most 200 characters, without NUL (%00).")
     method = metadata.get("token_endpoint_auth_method", "client_secret_basic")
     if method not in AUTH_METHODS:
         raise RegistrationError("invalid_client_metadata",
@@ -473,7 +473,10 @@ def _check_redirect_uri(uri: str) -> None:
         parts.port  # noqa: B018 - raises on a bad port
     except ValueError:
         raise RegistrationError("invalid_redirect_uri", f"{uri!r} is not a URI.") from None
-    if len(uri) > 500 or not parts.hostname or parts.fragment or parts.username:
+    if len(uri) > 500 or "\x00" in uri:
+        raise RegistrationError("invalid_redirect_uri",
+                                f"{uri[:100]!r} must be at most 500 characters, without NUL.")
+    if not parts.hostname or parts.fragment or parts.username:
         raise RegistrationError("invalid_redirect_uri",
                                 f"{uri!r} must be an absolute URI without a fragment.")
     if parts.scheme == "https" or (parts.scheme == "http" and is_loopback(parts.hostname)):

@@ -86,6 +86,13 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def _name_params(name: str) -> list[dict]:
+    """What is wrong with a token's name, if anything."""
+    if not name.strip() or len(name) > 120 or "\x00" in name:
+        return [{"name": "name", "in": "body", "message": "1 to 120 characters, without NUL"}]
+    return []
+
+
 def create_token(session: Session, *, organisation: Organisation, name: str,
                  scopes: list[str], per_day: int | None = None) -> tuple[ApiToken, str]:
     """A new live token; returns the record and the token, which is never stored."""
@@ -98,8 +105,7 @@ def create_token(session: Session, *, organisation: Organisation, name: str,
         params.append({"name": "scopes", "in": "body",
                        "message": "the tickets scope needs a link to the organisation's "
                                   "own ticket shop"})
-    if not name.strip() or len(name) > 120:
-        params.append({"name": "name", "in": "body", "message": "1 to 120 characters"})
+    params += _name_params(name)
     if per_day is not None and per_day < 1:
         params.append({"name": "per_day", "in": "body", "message": "at least 1"})
     if params:
@@ -214,8 +220,8 @@ def get_organisation_token(session: Session, *, organisation_id: str, prefix: st
 
 def rename_token(session: Session, *, organisation_id: str, prefix: str, name: str) -> ApiToken:
     """Give one of the organisation's live tokens another name (1 to 120 characters)."""
-    if not name.strip() or len(name) > 120:
-        raise BadRequest([{"name": "name", "in": "body", "message": "1 to 120 characters"}])
+    if params := _name_params(name):
+        raise BadRequest(params)
     record = get_organisation_token(session, organisation_id=organisation_id, prefix=prefix)
     record.name = name.strip()
     session.flush()

@@ -23,7 +23,7 @@ from flask import Blueprint, Response, abort, redirect, render_template, request
 from flask import session as cookie
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
-from agenda.request import service, session, settings
+from agenda.request import holds_nul, service, session, settings
 from models import members, oauth
 from models.db import now
 from models.errors import DomainError
@@ -59,6 +59,22 @@ def _insecure(error: InsecureTransportError):
     (AGENDA_SITE_URL): OAuth needs https there."""
     return _oauth_error(error.error, "This server must be reached over https "
                         "(AGENDA_SITE_URL).")
+
+
+# Endpoints answered in JSON (RFC 6749 errors) and pages a person sees.
+_JSON_ENDPOINTS = {"oauth.token", "oauth.revoke"}
+_PAGE_ENDPOINTS = {"oauth.authorize", "oauth.consent", "oauth.sign_in", "oauth.connected_apps"}
+NUL_DESCRIPTION = "The request has a NUL character (%00), which no parameter accepts."
+
+
+@blueprint.before_request
+def _no_nul() -> Response | None:
+    """No client, code, token, address or password has a NUL character (%00)."""
+    if request.endpoint not in _JSON_ENDPOINTS | _PAGE_ENDPOINTS or not holds_nul():
+        return None
+    if request.endpoint in _JSON_ENDPOINTS:
+        return _oauth_error("invalid_request", NUL_DESCRIPTION)
+    return _error_page(_locale(request.values.to_dict()), "invalid_request", NUL_DESCRIPTION)
 
 
 def _address() -> str:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, render_template, request
 
-from agenda.request import AMSTERDAM, service, session, settings, today
+from agenda.request import AMSTERDAM, holds_nul, service, session, settings, today
 from handlers import envelope
 from handlers.schemas import attribution
 from models import (artists, badges, catalogue, cities, events, festivals, organisations,
@@ -35,6 +35,12 @@ UPCOMING_LIMIT = 20
 def _not_found(_error: NotFound) -> Response:
     """Missing, unapproved, private and suspended are the same page."""
     return _page("pages/not_found.html", title=None, status=404)
+
+
+@blueprint.before_request
+def _no_nul() -> Response | None:
+    """No page has a NUL character (%00) in its address."""
+    return _page("pages/not_found.html", title=None, status=404) if holds_nul() else None
 
 
 @blueprint.get("/docs")

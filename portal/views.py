@@ -31,7 +31,7 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, Response, redirect, render_template, request
 
-from agenda.request import AMSTERDAM, service, session, settings, today
+from agenda.request import AMSTERDAM, holds_nul, service, session, settings, today
 from handlers.schemas import attribution
 from models import door, members, tickets, tokens
 from models.db import now
@@ -71,6 +71,13 @@ def _to_sign_in(_error: _SignIn) -> Response:
 def _not_found(_error: NotFound) -> Response:
     """No such organisation, token or ticket, or one that is not the person's."""
     return _page("pages/not_found.html", title=None, status=404)
+
+
+@blueprint.before_request
+def _no_nul() -> Response | None:
+    """No organisation, token or ticket has a NUL character (%00) in its address. (Forms
+    answer for their fields: the door's says a code with one is an unknown ticket.)"""
+    return _page("pages/not_found.html", title=None, status=404) if holds_nul(form=False) else None
 
 
 @blueprint.errorhandler(_NotForRole)

@@ -504,3 +504,66 @@ def test_any_registration_body_gets_a_registration_or_an_rfc_7591_error(client, 
 def test_any_authorization_request_gets_an_error_page_or_a_redirect(client, params):
     response = client.get("/oauth/authorize", params=params, follow_redirects=False)
     assert response.status_code in (302, 400), response.text
+
+
+# --- a NUL character (%00): no client, code, token or address has one ------------------------
+# PostgreSQL refuses it in any text it compares, so each endpoint refuses it first, in its
+# own kind of answer.
+
+@pytest.mark.parametrize("field", ["client_id", "code", "redirect_uri", "code_verifier"])
+def test_a_nul_in_a_token_request_is_an_oauth_invalid_request(client, field):
+    form = {"grant_type": "authorization_code", "client_id": "cli_x", "code": "svc_oac_x",
+            "redirect_uri": REDIRECT, "code_verifier": "v" * 43}
+    response = client.post("/oauth/token", data={**form, field: form[field] + "\x00"})
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_request"
+
+
+def test_a_nul_in_a_refresh_or_a_revocation_is_an_oauth_invalid_request(client):
+    refresh = client.post("/oauth/token", data={"grant_type": "refresh_token",
+                                                "client_id": "cli_x", "refresh_token": "\x00"})
+    revoke = client.post("/oauth/revoke", data={"client_id": "cli_x", "token": "svc_oat_\x00"})
+    for response in (refresh, revoke):
+        assert response.status_code == 400
+        assert response.json()["error"] == "invalid_request"
+
+
+def test_a_nul_in_basic_credentials_is_an_oauth_invalid_request(client):
+    import base64
+    credentials = base64.b64encode(b"cli_\x00:secret").decode()
+    response = client.post("/oauth/token", data={"grant_type": "refresh_token",
+                                                 "refresh_token": "svc_ort_x"},
+                           headers={"Authorization": f"Basic {credentials}"})
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_request"
+
+
+def test_a_nul_in_a_registration_is_an_rfc_7591_error(client):
+    named = client.post("/oauth/register", json={
+        "redirect_uris": [REDIRECT], "client_name": "Assistant\x00"})
+    redirected = client.post("/oauth/register", json={"redirect_uris": [REDIRECT + "\x00"]})
+    assert (named.status_code, named.json()["error"]) == (400, "invalid_client_metadata")
+    assert (redirected.status_code, redirected.json()["error"]) == (400, "invalid_redirect_uri")
+
+
+def test_a_redirect_uri_has_at_most_500_characters(client):
+    longest = REDIRECT + "/" + "p" * (500 - len(REDIRECT) - 1)
+    assert client.post("/oauth/register", json={"redirect_uris": [longest]}).status_code == 201
+    response = client.post("/oauth/register", json={"redirect_uris": [longest + "p"]})
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_redirect_uri")
+
+
+def test_a_nul_in_an_authorization_request_is_an_error_page(client):
+    response = client.get("/oauth/authorize", params={
+        "response_type": "code", "client_id": "cli_\x00", "redirect_uri": REDIRECT},
+        follow_redirects=False)
+    assert response.status_code == 400
+    assert response.headers["Content-Type"].startswith("text/html")
+    assert "invalid_request" in response.text
+
+
+def test_a_nul_in_a_sign_in_is_an_error_page(client):
+    response = flow.sign_in(client, "sanne\x00@mail.example")
+    assert response.status_code == 400
+    assert response.headers["Content-Type"].startswith("text/html")
+    assert "invalid_request" in response.text

@@ -196,6 +196,15 @@ def test_a_city_page_lists_its_next_events(client, db):
     assert _get(client, "/cities/atlantis").status_code == 404
 
 
+@pytest.mark.parametrize("path", ["/events/%00", "/venues/v%00", "/artists/%00", "/users/%00",
+                                  "/organisations/%00", "/events/a%00.ics",
+                                  "/events/%00/token-prices", "/cities/%00", "/docs?lang=%00"])
+def test_an_address_with_a_nul_is_the_not_found_page(client, path):
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response.headers["content-type"].startswith("text/html")
+
+
 def test_a_city_page_lists_a_full_page_of_its_own_countrys_events(client, db):
     """A same-named city across the border, with sooner events, takes no place on the page
     (the busier Baarle, in NL, is the one its address names)."""

@@ -213,3 +213,25 @@ def test_the_api_page_speaks_dutch_and_is_private(client, signed_in, organisatio
     assert response.headers["cache-control"] == "no-store"
     assert "form-action 'self'" in response.headers["content-security-policy"]
     assert "<script" not in response.text
+
+
+def test_a_token_name_has_1_to_120_characters_without_nul(client, signed_in, organisation, db):
+    signed_in("owner")
+    assert _create(client, organisation, "read", name="n" * 120).status_code == 200
+    for name in ("n" * 121, "Web\x00site"):
+        refused = _create(client, organisation, "read", name=name)
+        assert refused.status_code == 400 and "a name has 1 to 120 characters" in _text(refused)
+    record = db.scalars(select(tokens.ApiToken).where(
+        tokens.ApiToken.organisation_id == organisation.id)).one()
+    renamed = _post(client, organisation, f"{record.prefix}/name", name="Door\x00app")
+    assert renamed.status_code == 400
+    db.refresh(record)
+    assert record.name == "n" * 120
+
+
+def test_an_address_with_a_nul_is_the_not_found_page(client, signed_in, organisation):
+    signed_in("owner")
+    for path in (f"/portal/{organisation.id}%00/api", f"/portal/{organisation.id}/api?lang=%00"):
+        response = client.get(path)
+        assert response.status_code == 404
+        assert response.headers["content-type"].startswith("text/html")
