@@ -18,8 +18,9 @@ from marshmallow.experimental.context import Context as SchemaContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
+from agenda.openapi import NUL_MESSAGE
 from agenda.request import AMSTERDAM
 from handlers import paging
 from handlers.schemas import attribution
@@ -47,8 +48,17 @@ MCP_ROUTE = "/mcp"
 Limit = Annotated[int, Field(ge=1, le=100, description="Items per page (1..100).")]
 Cursor = Annotated[str | None, Field(description="`meta.next_cursor` of the previous page; "
                                                  "never built by hand.")]
-Id = Annotated[str, Field(min_length=1, max_length=200)]
-Text = Annotated[str | None, Field(max_length=200)]
+
+
+def _without_nul(value: str | None) -> str | None:
+    """No id or text has a NUL character (%00); PostgreSQL refuses it in any lookup."""
+    if value is not None and "\x00" in value:
+        raise ValueError(NUL_MESSAGE)
+    return value
+
+
+Id = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_without_nul)]
+Text = Annotated[str | None, Field(max_length=200), AfterValidator(_without_nul)]
 
 
 # What every tool returns: the REST answer's `data` and its `meta` (without request id). A

@@ -169,6 +169,21 @@ def test_a_missing_resource_is_a_tool_error_with_the_rest_message(served, agenda
 
 
 @pytest.mark.parametrize("era", ERAS)
+def test_a_nul_in_an_argument_is_a_tool_error_without_internals(served, agenda, era):
+    async def work():
+        async with connected(served.site, era, token=agenda["token"]) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in (
+                ("get_event", {"id": "a\x00"}), ("get_venue", {"id": "a\x00"}),
+                ("search_events", {"city": "\x00"}), ("list_user_badges", {"user": "\x00"}),
+                ("get_attendance", {"event_id": "\x00"}))]
+
+    for result in run(work):
+        assert result.is_error
+        text = result.content[0].text
+        assert "NUL" in text and "psycopg" not in text and "SELECT" not in text, text
+
+
+@pytest.mark.parametrize("era", ERAS)
 def test_a_token_without_a_scope_does_not_see_its_tools_and_gets_403(served, agenda, rest, era):
     async def work():
         async with connected(served.site, era, token=agenda["reader"]) as client:
