@@ -40,7 +40,7 @@ def _not_found(_error: NotFound) -> Response:
 @blueprint.before_request
 def _no_nul() -> Response | None:
     """No page has a NUL character (%00) in its address."""
-    return _page("pages/not_found.html", title=None, status=404) if holds_nul() else None
+    return _not_found(NotFound()) if holds_nul() else None
 
 
 @blueprint.get("/docs")

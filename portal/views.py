@@ -77,7 +77,7 @@ def _not_found(_error: NotFound) -> Response:
 def _no_nul() -> Response | None:
     """No organisation, token or ticket has a NUL character (%00) in its address. (Forms
     answer for their fields: the door's says a code with one is an unknown ticket.)"""
-    return _page("pages/not_found.html", title=None, status=404) if holds_nul(form=False) else None
+    return _not_found(NotFound()) if holds_nul(form=False) else None
 
 
 @blueprint.errorhandler(_NotForRole)

@@ -100,3 +100,11 @@ def test_a_viewer_has_no_door(client, signed_in, organisation):
                           data={"csrf": csrf_of(page.text), "code": "VIEW1234"})
     assert refused.status_code == 403
     assert ticket.status == "valid"
+
+
+def test_a_code_with_a_nul_is_an_unknown_ticket_at_the_door(client, signed_in, organisation):
+    TicketFactory(event_id=tonight(organisation=organisation).id, code="NULL1234")
+    signed_in("door")
+    response = _scan(client, organisation, "NULL1234\x00")
+    assert response.status_code == 200
+    assert _verdict(response)[0] == "unknown"
