@@ -62,19 +62,23 @@ def _insecure(error: InsecureTransportError):
 
 
 # Endpoints answered in JSON (RFC 6749 errors) and pages a person sees.
-_JSON_ENDPOINTS = {"oauth.token", "oauth.revoke"}
-_PAGE_ENDPOINTS = {"oauth.authorize", "oauth.consent", "oauth.sign_in", "oauth.connected_apps"}
+_JSON_ENDPOINTS = frozenset({"oauth.token", "oauth.revoke"})
+_PAGE_ENDPOINTS = frozenset({"oauth.authorize", "oauth.consent", "oauth.sign_in",
+                             "oauth.connected_apps"})
+_NUL_CHECKED = _JSON_ENDPOINTS | _PAGE_ENDPOINTS
 NUL_DESCRIPTION = "The request has a NUL character (%00), which no parameter accepts."
 
 
 @blueprint.before_request
 def _no_nul() -> Response | None:
     """No client, code, token, address or password has a NUL character (%00)."""
-    if request.endpoint not in _JSON_ENDPOINTS | _PAGE_ENDPOINTS or not holds_nul():
+    if request.endpoint not in _NUL_CHECKED or not holds_nul():
         return None
     if request.endpoint in _JSON_ENDPOINTS:
         return _oauth_error("invalid_request", NUL_DESCRIPTION)
-    return _error_page(_locale(request.values.to_dict()), "invalid_request", NUL_DESCRIPTION)
+    # The authorization request names its language `ui_locales`; the other pages `lang`.
+    asked = request.values.get("ui_locales") or request.values.get("lang", "")
+    return _error_page(_locale({"ui_locales": asked}), "invalid_request", NUL_DESCRIPTION)
 
 
 def _address() -> str:

@@ -567,3 +567,6 @@ def test_a_nul_in_a_sign_in_is_an_error_page(client):
     assert response.status_code == 400
     assert response.headers["Content-Type"].startswith("text/html")
     assert "invalid_request" in response.text
+    dutch = client.post("/signin", params={"lang": "nl"}, data={"email": "sanne\x00"})
+    assert dutch.status_code == 400
+    assert "Dit verzoek kan niet worden afgehandeld" in dutch.text
