@@ -30,6 +30,7 @@ from models.db import DirectStatements, make_engine, make_sessionmaker
 from models.watch import Watch, forget_on_commit
 from oauth import server as oauth_server
 from oauth import views as oauth_views
+from oauth.prefetch import Prefetch
 from pages import views as pages_views
 from portal import views as portal_views
 
@@ -176,6 +177,9 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     def doors(app):
         return DoorLane(app, service) if settings.door_lane else app
 
+    def documents_first(app):
+        return Prefetch(app, service)
+
     # /mcp goes to the SDK's app right inside the outer middleware (request ids, body cap),
     # beside Connexion's stack; the SDK's session manager runs in the app's lifespan.
     @contextlib.asynccontextmanager
@@ -193,7 +197,7 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
 
     app = connexion.FlaskApp(
         __name__,
-        middlewares=[outermost, cached, doors, mcp.route,
+        middlewares=[outermost, cached, doors, mcp.route, documents_first,
                      *ConnexionMiddleware.default_middlewares],
         lifespan=lifespan,
     )

@@ -101,6 +101,26 @@ class _Keys:
         return f"{self.prefix}:u:{self.date}:{route}"
 
 
+def _throttle_windows(windows: list[tuple[str, int, int]], moment: float):
+    """(keys, limits, ttls, ends) of `(name, limit, seconds)` windows at `moment`."""
+    keys, limits, ttls, ends = [], [], [], []
+    for name, limit, seconds in windows:
+        number = int(moment // seconds)
+        keys.append(f"agenda:{{throttle}}:{name}:{seconds}:{number}")
+        limits.append(limit)
+        ttls.append(2 * seconds)
+        ends.append((number + 1) * seconds)
+    return keys, limits, ttls, ends
+
+
+def _wait(counts: list[int], limits: list[int], ends: list[int], moment: float) -> int | None:
+    """The seconds until the first window whose count is over its limit ends, or None."""
+    for count, limit, end in zip(counts, limits, ends):
+        if count > limit:
+            return max(1, end - int(moment))
+    return None
+
+
 class StoreUnavailable(Exception):
     """The counter store cannot be reached."""
 
@@ -388,22 +408,25 @@ class Usage:
         share one hash tag, so a Redis cluster keeps them in one slot for the script.
         """
         moment = self.clock()
-        keys, limits, ttls, ends = [], [], [], []
-        for name, limit, seconds in windows:
-            number = int(moment // seconds)
-            keys.append(f"agenda:{{throttle}}:{name}:{seconds}:{number}")
-            limits.append(limit)
-            ttls.append(2 * seconds)
-            ends.append((number + 1) * seconds)
+        keys, limits, ttls, ends = _throttle_windows(windows, moment)
         try:
             counts = self.store.count(keys, limits, ttls)
         except StoreUnavailable as error:
             self._warn(error)
             return None
-        for count, limit, end in zip(counts, limits, ends):
-            if count > limit:
-                return max(1, end - int(moment))
-        return None
+        return _wait(counts, limits, ends, moment)
+
+    def over(self, windows: list[tuple[str, int, int]]) -> int | None:
+        """As `throttle`, without counting: the seconds until a window already over its
+        limit ends, or None (for work worth skipping when the request will be refused)."""
+        moment = self.clock()
+        keys, limits, _ttls, ends = _throttle_windows(windows, moment)
+        try:
+            counts = self.store.get(keys)
+        except StoreUnavailable as error:
+            self._warn(error)
+            return None
+        return _wait(counts, limits, ends, moment)
 
     def figures(self, caller: Caller) -> Figures:
         """The token's standing now, without counting a request."""

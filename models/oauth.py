@@ -441,7 +441,7 @@ def document_client(session: Session, url: str, document: dict, *, now: int) -> 
     name = document.get("client_name") or urlsplit(url).hostname
     if not isinstance(name, str):
         raise RegistrationError("invalid_client_metadata", "client_name must be a string.")
-    client_id = f"cimd_{digest(url)[:40]}"
+    client_id = _document_client_id(url)
     if session.get(OAuthClient, client_id) is None:
         # Two first requests of one client at once: one inserts, the other finds it.
         session.execute(insert_for(session, OAuthClient.__table__).values(
@@ -453,6 +453,15 @@ def document_client(session: Session, url: str, document: dict, *, now: int) -> 
     client.name, client.redirect_uris = name.strip()[:200] or "Unnamed app", uris
     session.flush()
     return client
+
+
+def known_document_client(session: Session, url: str) -> OAuthClient | None:
+    """The record a Client ID Metadata Document left when it was last seen, if any."""
+    return session.get(OAuthClient, _document_client_id(url))
+
+
+def _document_client_id(url: str) -> str:
+    return f"cimd_{digest(url)[:40]}"
 
 
 def _redirect_uris(metadata: dict) -> list[str]:

@@ -218,12 +218,20 @@ class Server(AuthorizationServer):
 
 
 def _document_client(url: str):
-    """The client behind a Client ID Metadata Document URL; None when it is not usable."""
+    """The client behind a Client ID Metadata Document URL; None when it is not usable.
+
+    Handlers never fetch (oauth/documents.py): an authorization request's document was
+    fetched before it reached this thread (oauth/prefetch.py). A token or revocation
+    request comes later, with the client known from its authorization: when its document
+    is no longer kept, the record its last authorization left serves."""
+    kept = documents.cached(url)
+    if kept is None:
+        return oauth.known_document_client(session(), url)
+    if isinstance(kept, documents.DocumentError):
+        return None
     try:
-        document = documents.fetch(
-            url, allow_loopback=settings().oauth_metadata_documents_on_loopback)
-        return oauth.document_client(session(), url, document, now=now())
-    except (documents.DocumentError, oauth.RegistrationError):
+        return oauth.document_client(session(), url, kept, now=now())
+    except oauth.RegistrationError:
         return None
 
 

@@ -30,6 +30,7 @@ from models.errors import DomainError
 from models.people import Person
 from oauth import server as authorization
 from oauth.pages import text_for
+from oauth.prefetch import AUTHORIZATIONS, windows_of
 
 blueprint = Blueprint("oauth", __name__, template_folder="templates")
 
@@ -85,10 +86,13 @@ def _address() -> str:
     return request.remote_addr or "unknown"
 
 
+def _wait(windows) -> int | None:
+    """Count this request in `windows`; the seconds to wait when one is over its limit."""
+    return service().usage.throttle(windows_of(windows, _address()))
+
+
 def _throttled(windows) -> Response | None:
-    wait = service().usage.throttle([(f"{name}:{_address()}" if per_address else name,
-                                      limit, seconds)
-                                     for name, limit, seconds, per_address in windows])
+    wait = _wait(windows)
     if wait is None:
         return None
     return _oauth_error("slow_down", "Too many requests; try again later.", 429,
@@ -196,6 +200,11 @@ def authorize():
     params = {key: values[0] for key, values in request.args.lists()}
     repeated = [key for key, values in request.args.lists() if len(values) > 1]
     locale = _locale(params)
+    wait = _wait(AUTHORIZATIONS)
+    if wait is not None:
+        return _error_page(locale, "slow_down", "Too many authorization requests from this "
+                           "address; try again in a minute.", status=429,
+                           headers={"Retry-After": str(wait)})
     try:
         if repeated:
             # Checked before the client is trusted with a redirect: an error page.
@@ -391,9 +400,11 @@ def _page(template: str, locale: str, *, form_targets: tuple[str, ...] = (),
         "Referrer-Policy": "no-referrer"})
 
 
-def _error_page(locale: str, error: str, description: str) -> Response:
+def _error_page(locale: str, error: str, description: str, *, status: int = 400,
+                headers: dict | None = None) -> Response:
     response = _page("error.html", locale, error=error, description=description)
-    response.status_code = 400
+    response.status_code = status
+    response.headers.update(headers or {})
     return response
 
 

@@ -1,6 +1,7 @@
 """The OAuth limits at their edges, with the specification's numbers: 30 registrations per
 address per 10 minutes, 1,000 for the whole platform per hour, 120 token requests per address
-per minute, 10 minutes for an authorization request to wait for sign-in and consent."""
+per minute, 10 minutes for an authorization request to wait for sign-in and consent; and the
+service's own: 60 authorization requests per address per minute."""
 
 from __future__ import annotations
 
@@ -133,6 +134,30 @@ def test_token_requests_are_admitted_again_in_the_next_minute(app, db, clock):
         _assert_refused(_token_request(client), 1)
         clock.now = HOUR + 600
         assert _token_request(client).json()["error"] == "invalid_client"
+
+
+# --- authorization requests -----------------------------------------------------------------
+
+def _authorize(client):
+    """An authorization request of an unknown client: an error page, counted all the same."""
+    return client.get("/oauth/authorize", params={"response_type": "code",
+                                                  "client_id": "cli_nobody"})
+
+
+def test_the_61st_authorization_request_from_an_address_in_a_minute_gets_a_page_to_wait(
+        app, db, clock):
+    with _from(app, "192.0.2.61") as client:
+        for _ in range(60):
+            answer = _authorize(client)
+            assert answer.status_code == 400 and "invalid_client" in answer.text
+        refused = _authorize(client)
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "55"
+        assert refused.headers["Content-Type"].startswith("text/html")
+        assert "slow_down" in refused.text and "Location" not in refused.headers
+        clock.now = HOUR + 600
+        assert _authorize(client).status_code == 400
+    with _from(app, "192.0.2.62") as other:
+        assert _authorize(other).status_code == 400
 
 
 # --- the wait for sign-in and consent -----------------------------------------------------
