@@ -18,13 +18,13 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
-from agenda import cache, openapi, request
-from agenda.doors import DoorLane
-from agenda.middleware import RequestMiddleware
-from agenda.problems import ErrorHandlers
-from agenda.security import bearer_handler
 from agenda.settings import Settings, load
-from agenda.usage import Usage
+from edge import cache, context, openapi
+from edge.admission import bearer_handler
+from edge.door_lane import DoorLane
+from edge.limits import Usage
+from edge.middleware import RequestMiddleware
+from edge.problems import ErrorHandlers
 from mcp_server.endpoint import McpEndpoint
 from models.db import DirectStatements, make_engine, make_sessionmaker
 from models.watch import Watch, forget_on_commit
@@ -37,7 +37,7 @@ from portal import views as portal_views
 log = logging.getLogger("agenda")
 # Threads Connexion's FlaskApp runs handlers on (a2wsgi's WSGIMiddleware default).
 FLASK_HANDLER_THREADS = 10
-# Threads scanning tickets in the door's lane (agenda/doors.py): 8 doors on 2 workers keep
+# Threads scanning tickets in the door's lane (edge/door_lane.py): 8 doors on 2 workers keep
 # 4 busy each; more scans at once wait for one (a scan holds it ~1 ms on local PostgreSQL).
 DOOR_THREADS = 4
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -64,11 +64,11 @@ class Service:
     # (compiled path pattern, allowed methods), for 405 answers.
     paths: list[tuple[re.Pattern, list[str]]]
     # (compiled path pattern, route template, scopes needed, header validators) of the
-    # public answers (agenda/cache.py).
+    # public answers (edge/cache.py).
     public: list[tuple] = dataclasses.field(default_factory=list)
     # The OAuth authorization server (oauth/server.py), set by `create_app`.
     oauth_server: object = None
-    # The response cache (agenda/cache.py), when on; set as Connexion builds its stack.
+    # The response cache (edge/cache.py), when on; set as Connexion builds its stack.
     cache: object = None
     admissions: concurrent.futures.ThreadPoolExecutor | None = None
     door_threads: concurrent.futures.ThreadPoolExecutor | None = None
@@ -216,7 +216,7 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     flask_app = app.app
     flask_app.extensions["agenda"] = service
     flask_app.json.compact = True
-    request.install(flask_app)
+    context.install(flask_app)
     flask_app.add_url_rule("/healthz", "healthz", _healthz)
     _install_site(flask_app, service)
     app.service = service
@@ -240,7 +240,7 @@ def _install_site(flask_app, service: Service) -> None:
 def _healthz() -> Response:
     """200 when the database answers, 503 otherwise (for load balancers)."""
     try:
-        with request.service().engine.connect() as connection:
+        with context.service().engine.connect() as connection:
             connection.execute(text("SELECT 1"))
     except Exception as error:  # noqa: BLE001 - any failure means "not healthy"
         log.warning("health check failed: %s", error.__class__.__name__)

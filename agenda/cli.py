@@ -9,21 +9,10 @@ import time
 
 import click
 
-from agenda import openapi
 from agenda.settings import load
-from models import (
-    deliveries,
-    demo_data,
-    demo_festivals,
-    demo_people,
-    importing,
-    mail,
-    members,
-    migrate,
-    organisations,
-    outbox,
-    tokens,
-)
+from edge import openapi
+from models import (deliveries, demo_data, demo_festivals, demo_people, importing, mail, members,
+                    migrate, organisations, outbox, tokens)
 from models.db import make_engine, make_sessionmaker, now
 from models.errors import DomainError
 

@@ -20,11 +20,11 @@ class Settings:
     # Checked against every response in tests; costs ~1 ms a request, so off in production.
     validate_responses: bool = False
     max_body_bytes: int = 1024 * 1024
-    # Public answers kept per process for repeated requests (agenda/cache.py); off serves
+    # Public answers kept per process for repeated requests (edge/cache.py); off serves
     # every request the full way (to measure it, or to rule the cache out).
     response_cache: bool = True
     response_cache_bytes: int = 16 * 1024 * 1024
-    # Well-formed door scans answered before the framework (agenda/doors.py); off sends
+    # Well-formed door scans answered before the framework (edge/door_lane.py); off sends
     # every scan the full way (to measure it, or to rule the lane out).
     door_lane: bool = True
     # Threads per process that admit requests (token lookup, counting), each with a database

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from agenda.usage import Usage
+from edge.limits import Usage
 from models.tokens import Caller
 
 

@@ -18,7 +18,7 @@ with 2 workers and measures:
   runs out of them the row says so. The second pass scans the tickets the first
   one used (`ok: false, status: used`, also HTTP 200). Then those tickets are made
   valid again and the first pass is repeated with `AGENDA_DOOR_LANE=false` (every
-  scan through Connexion and Flask, agenda/doors.py off). p50, p99 and requests/s.
+  scan through Connexion and Flask, edge/door_lane.py off). p50, p99 and requests/s.
 
 The floor (bench/floor.py, a bare Connexion POST route parsing the JSON body and
 answering a prebuilt body of the service's answer size) is served the same way and

@@ -7,7 +7,7 @@ Needs PostgreSQL (AGENDA_BENCH_DATABASE_URL, default the local server; a databas
 `agenda_bench` is created) and wrk (`apt-get install wrk`). For each size it loads
 demo events (`agenda demo-data`) and serves the service with 2 workers, twice:
 
-- with the response cache (agenda/cache.py, the default): wrk repeats GET /events
+- with the response cache (edge/cache.py, the default): wrk repeats GET /events
   without and with each hot filter (`cached`); `revalidation` sends the first page
   with `If-None-Match: <its ETag>` (every answer must be a 304); `deep page` is the
   41st page, reached by following `meta.next_cursor` 40 times; `catalogue changing

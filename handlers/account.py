@@ -1,6 +1,6 @@
 """GET /me: the caller's token, organisation, limits and today's usage."""
 
-from agenda.request import caller, service, session
+from edge.context import caller, service, session
 from handlers import envelope
 from handlers.schemas.account import MeSchema
 from models import accounts

@@ -1,9 +1,10 @@
 """GET /artists and GET /artists/{id}: who plays."""
 
-from agenda.request import session, today
+from edge.context import session
 from handlers import envelope, paging
 from handlers.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
 from models import artists
+from models.calendar import today
 
 summaries = ArtistSummarySchema(many=True)
 detail = ArtistDetailSchema()

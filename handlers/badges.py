@@ -1,6 +1,6 @@
 """GET /badges and GET /users/{id}/badges: what can be earned, and what a person earned."""
 
-from agenda.request import session
+from edge.context import session
 from handlers import envelope, paging
 from handlers.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
 from models import badges

@@ -1,9 +1,10 @@
 """GET /cities: where the agenda has events coming."""
 
-from agenda.request import session, today
+from edge.context import session
 from handlers import envelope, paging
 from handlers.schemas.cities import CitySchema
 from models import cities
+from models.calendar import today
 
 listing = CitySchema(many=True)
 

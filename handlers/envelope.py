@@ -13,8 +13,8 @@ import hashlib
 import orjson
 from flask import Response, request
 
-from agenda.cache import matches
-from agenda.request import request_id, settings
+from edge.cache import matches
+from edge.context import request_id, settings
 from handlers.schemas import attribution
 
 PUBLIC_CACHE = "public, max-age=60"

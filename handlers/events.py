@@ -2,10 +2,11 @@
 
 import datetime as dt
 
-from agenda.request import session, today
+from edge.context import session
 from handlers import envelope, paging
 from handlers.schemas.events import EventDetailSchema, EventSummarySchema
 from models import events
+from models.calendar import today
 
 summaries = EventSummarySchema(many=True)
 detail = EventDetailSchema()

@@ -1,6 +1,6 @@
 """GET /events/{id}/token-prices and /events/{id}/token-reports: drink tokens at festivals."""
 
-from agenda.request import session
+from edge.context import session
 from handlers import envelope, paging
 from handlers.schemas.festivals import TokenPricesSchema, TokenReportSchema
 from models import festivals

@@ -1,6 +1,6 @@
 """GET /genres: the fixed genre list."""
 
-from agenda.request import session
+from edge.context import session
 from handlers import envelope, paging
 from handlers.schemas.genres import GenreSchema
 from models import genres

@@ -2,7 +2,7 @@
 
 from flask import Response
 
-from agenda.request import service, settings
+from edge.context import service, settings
 from handlers import envelope
 from handlers.schemas.terms import TermsSchema
 

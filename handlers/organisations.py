@@ -1,6 +1,6 @@
 """GET /organisations and GET /organisations/{id}: who puts events in the agenda."""
 
-from agenda.request import session
+from edge.context import session
 from handlers import envelope, paging
 from handlers.schemas.organisations import OrganisationSchema
 from models import organisations

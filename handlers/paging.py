@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agenda import cursors
-from agenda.request import settings
+from edge import cursors
+from edge.context import settings
 from models.paging import Page
 
 

@@ -1,9 +1,10 @@
 """GET /radar: new releases by artists in the agenda."""
 
-from agenda.request import session, today
+from edge.context import session
 from handlers import envelope, paging
 from handlers.schemas.releases import ReleaseSchema
 from models import releases
+from models.calendar import today
 
 listing = ReleaseSchema(many=True)
 

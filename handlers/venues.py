@@ -1,9 +1,10 @@
 """GET /venues and GET /venues/{id}: where events happen."""
 
-from agenda.request import session, today
+from edge.context import session
 from handlers import envelope, paging
 from handlers.schemas.venues import VenueDetailSchema, VenueSummarySchema
 from models import venues
+from models.calendar import today
 
 summaries = VenueSummarySchema(many=True)
 detail = VenueDetailSchema()

@@ -18,8 +18,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.concurrency import run_in_threadpool
 
-from agenda.problems import error_body
-from agenda.security import bearer_token, client_address
+from edge.admission import bearer_token, client_address
+from edge.problems import error_body
 from mcp_server import identity as identities
 from mcp_server import tools
 from models.errors import DomainError, Forbidden, RateLimited, Unauthorized

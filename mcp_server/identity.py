@@ -1,7 +1,7 @@
 """Who calls the MCP endpoint: a live API token or an OAuth access token for {site_url}/mcp.
 
 Both become an `Identity` holding a `tokens.Caller`, so the per-token limits of
-agenda/usage.py and the organiser functions work the same as on REST.
+edge/limits.py and the organiser functions work the same as on REST.
 """
 
 from __future__ import annotations

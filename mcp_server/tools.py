@@ -20,8 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import AfterValidator, Field
 
-from agenda.openapi import NUL_MESSAGE
-from agenda.request import AMSTERDAM
+from edge.openapi import NUL_MESSAGE
 from handlers import paging
 from handlers.schemas import attribution
 from handlers.schemas.account import MeSchema
@@ -36,8 +35,8 @@ from handlers.schemas.organiser import AttendanceSchema, ExternalSalesSchema, Sc
 from handlers.schemas.releases import ReleaseSchema
 from handlers.schemas.venues import VenueDetailSchema, VenueSummarySchema
 from mcp_server.identity import Identity
-from models import (accounts, artists, attendance, badges, cities, door, events, festivals,
-                    genres, organisations, releases, sales, venues)
+from models import (accounts, artists, attendance, badges, calendar, cities, door, events,
+                    festivals, genres, organisations, releases, sales, venues)
 from models.db import now
 from models.errors import DomainError
 
@@ -87,7 +86,7 @@ class Call:
         return events.get_own_event(self.session, key, organisation_id=self.organisation_id)
 
     def today(self) -> dt.date:
-        return dt.datetime.now(AMSTERDAM).date()
+        return calendar.today()
 
     def public(self, data, **meta) -> Answer:
         """A public catalogue result, with the attribution the terms require."""

@@ -23,11 +23,11 @@ import datetime as dt
 import json
 import random
 from collections.abc import Callable, Iterator
-from zoneinfo import ZoneInfo
 
 from sqlalchemy import JSON, func, insert, select, text
 from sqlalchemy.orm import Session
 
+from models import calendar
 from models.artists import Artist
 from models.catalogue import TIMEZONES, event_copies
 from models.events import Event, EventArtist, EventGenre
@@ -245,7 +245,7 @@ def _clamp(value: int, low: int, high: int) -> int:
 
 def today_in_amsterdam() -> dt.date:
     """Today's date in Europe/Amsterdam, the agenda's day (and the door's)."""
-    return dt.datetime.now(ZoneInfo("Europe/Amsterdam")).date()
+    return calendar.today()
 
 
 def has_events(session: Session) -> bool:

@@ -1,4 +1,4 @@
-"""The domain's errors; one handler in `agenda.problems` turns each into the error envelope."""
+"""The domain's errors; one handler in `edge.problems` turns each into the error envelope."""
 
 from __future__ import annotations
 

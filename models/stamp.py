@@ -3,7 +3,7 @@
 Database triggers (migration 0007) give `catalogue_stamp.stamp` a new random
 value in the same transaction as any insert, update or delete on a table that public
 answers are built from, whoever writes it: a request, an import or a demo-data load
-in another process, an operator's SQL. The response cache (agenda/cache.py) keys its
+in another process, an operator's SQL. The response cache (edge/cache.py) keys its
 entries by the stamp, so a change is visible at once on every worker and host.
 Random values, not a counter: a rolled-back change can never hand its number to a
 different later change.

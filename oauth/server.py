@@ -24,11 +24,11 @@ from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from flask import request as flask_request
 
-from agenda.request import keep_on_error, session, settings
+from edge.context import keep_on_error, session, settings
 from models import oauth
-from oauth import documents
 from models.db import new_id, now
 from models.people import Person
+from oauth import documents
 
 
 class InvalidTargetError(OAuth2Error):

@@ -23,7 +23,7 @@ from flask import Blueprint, Response, abort, redirect, render_template, request
 from flask import session as cookie
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
-from agenda.request import holds_nul, service, session, settings
+from edge.context import holds_nul, service, session, settings
 from models import members, oauth
 from models.db import now
 from models.errors import DomainError

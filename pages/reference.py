@@ -13,7 +13,7 @@ import re
 
 from markupsafe import Markup, escape
 
-from agenda.openapi import resolve, scopes_needed
+from edge.openapi import resolve, scopes_needed
 
 # The methods an OpenAPI path item may hold, in the order the reference lists them.
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")

@@ -15,11 +15,11 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, render_template, request
 
-from agenda.request import AMSTERDAM, holds_nul, service, session, settings, today
+from edge.context import holds_nul, service, session, settings
 from handlers import envelope
 from handlers.schemas import attribution
-from models import (artists, badges, catalogue, cities, events, festivals, organisations,
-                    venues)
+from models import artists, badges, catalogue, cities, events, festivals, organisations, venues
+from models.calendar import AMSTERDAM, today
 from models.errors import NotFound
 from models.text import slugify
 from pages import calendar, reference

@@ -31,9 +31,10 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, Response, redirect, render_template, request
 
-from agenda.request import AMSTERDAM, holds_nul, service, session, settings, today
+from edge.context import holds_nul, service, session, settings
 from handlers.schemas import attribution
 from models import door, members, tickets, tokens
+from models.calendar import AMSTERDAM, today
 from models.db import now
 from models.errors import BadRequest, NotFound
 from models.organisations import Organisation

@@ -31,9 +31,9 @@ def contract_schema(app):
 @pytest.fixture
 def unlimited(app, monkeypatch):
     """Schemathesis sends far more than 120 requests a minute, many without a token;
-    the limits themselves are tested in tests/agenda/test_limits.py."""
+    the limits themselves are tested in tests/edge/test_limits.py."""
     monkeypatch.setattr(app.service.usage, "per_minute", 10**9)
-    monkeypatch.setattr("agenda.usage.UNAUTHENTICATED_PER_MINUTE", 10**9)
+    monkeypatch.setattr("edge.limits.UNAUTHENTICATED_PER_MINUTE", 10**9)
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def _make_positive(query: dict) -> None:
 
 
 def _without_nul(values: dict) -> None:
-    """A NUL is refused (400, tests/agenda/test_errors.py): PostgreSQL cannot hold it."""
+    """A NUL is refused (400, tests/edge/test_problems.py): PostgreSQL cannot hold it."""
     for name, value in list(values.items()):
         if isinstance(value, str) and "\x00" in value:
             values[name] = value.replace("\x00", "")

@@ -8,12 +8,12 @@ from __future__ import annotations
 from marshmallow import fields
 from marshmallow.experimental.context import Context
 
-from agenda import request
+from edge import context
 
 
 def site_url() -> str:
     """The site root for public page links (a marshmallow Context may set it, e.g. for MCP)."""
-    return Context.get(default={}).get("site_url") or request.settings().site_url
+    return Context.get(default={}).get("site_url") or context.settings().site_url
 
 
 def attribution(settings) -> dict:

@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from agenda.request import today
+from models.calendar import today
 from tests import api
 from tests.factories import ArtistFactory, EventFactory, ReleaseFactory
 

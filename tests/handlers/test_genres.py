@@ -48,7 +48,7 @@ def test_a_tampered_cursor_is_400_naming_cursor(client, auth):
 
 
 def test_a_cursor_of_another_list_is_400(client, auth, app):
-    from agenda import cursors
+    from edge import cursors
 
     other = cursors.encode("test-secret", kind="venues", filters={}, key=(3,))
     response = client.get("/v1/genres", headers=auth, params={"cursor": other})
@@ -56,7 +56,7 @@ def test_a_cursor_of_another_list_is_400(client, auth, app):
 
 
 def test_an_expired_cursor_is_400(client, auth):
-    from agenda import cursors
+    from edge import cursors
 
     old = cursors.encode("test-secret", kind="genres", filters={}, key=(3,),
                          clock=lambda: 1_000_000_000)

@@ -2,7 +2,7 @@
 
 import uuid
 
-from agenda import openapi
+from edge import openapi
 
 
 def test_terms_need_no_token_and_carry_every_field(client):

@@ -2,7 +2,7 @@
 
 from sqlalchemy import select
 
-from agenda import openapi
+from edge import openapi
 from models.genres import GENRES, Genre
 
 

@@ -3,7 +3,7 @@ requests are limited per address, and every test client is the same address)."""
 
 import pytest
 
-from agenda.usage import MemoryCounters
+from edge.limits import MemoryCounters
 
 
 @pytest.fixture(autouse=True)

@@ -143,7 +143,10 @@ class _Trickle:
             self.open_now += 1
             self.most_at_once = max(self.most_at_once, self.open_now)
         try:
-            path = connection.recv(4096).split(b" ")[1].decode()
+            request = connection.recv(4096)
+            if not request:
+                return  # a fetch that reached its deadline as it connected
+            path = request.split(b" ")[1].decode()
             with self.lock:
                 self.paths[path] += 1
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"

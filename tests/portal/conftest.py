@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from agenda.usage import MemoryCounters
+from edge.limits import MemoryCounters
 from models import members
 from models.db import now
 from tests.factories import MembershipFactory, OrganisationFactory

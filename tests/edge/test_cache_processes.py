@@ -12,7 +12,7 @@ import httpx
 import pytest
 import redis
 
-from agenda.cache import SharedEntries
+from edge.cache import SharedEntries
 from models import organisations, tokens
 from tests.servers import AGENDA, agenda_serve, committed, drop_database, migrated_database
 

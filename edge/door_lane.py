@@ -7,7 +7,7 @@ well-formed scan without them, leaving nothing out:
 
 - the body must be `application/json` that the document's own schema for the
   operation accepts, checked by the same validator as Connexion's
-  (`agenda/openapi.py`: `compiled`, `body_errors`);
+  (`edge/openapi.py`: `compiled`, `body_errors`);
 - the token is authenticated, its scope checked and the request counted by the
   same function as the security handler's (`security.admitted`);
 - the door's work is the handler's (`models/door.py`), on threads of its own; the
@@ -32,10 +32,10 @@ import logging
 import orjson
 from connexion.json_schema import resolve_refs
 
-from agenda.middleware import read_body
-from agenda.openapi import body_errors, compiled, scopes_needed
-from agenda.security import Admitted, admitted, client_address
-from agenda.usage import OncePerMinute
+from edge.admission import Admitted, admitted, client_address
+from edge.limits import OncePerMinute
+from edge.middleware import read_body
+from edge.openapi import body_errors, compiled, scopes_needed
 from handlers.envelope import PRIVATE_CACHE
 from handlers.schemas.organiser import ScanResultSchema
 from models import door

@@ -19,21 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime as dt
-import functools
 import logging
 import threading
 import time
-from zoneinfo import ZoneInfo
 
 import redis
 import redis.asyncio
 
+from models.calendar import day_of_minute
 from models.errors import RateLimited
 from models.tokens import Caller
 
 log = logging.getLogger("agenda.usage")
-AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 MINUTE_TTL = 120
 DAY_TTL = 26 * 3600  # a calendar day is at most 25 hours; keys outlive it a little
 # Requests without a valid token, per client address and minute, before 429.
@@ -68,31 +65,12 @@ class Figures:
         }
 
 
-@functools.lru_cache(maxsize=8)
-def _day_of_minute(minute: int) -> tuple[str, int]:
-    """(Amsterdam date, Unix seconds of the next Amsterdam midnight) at a minute."""
-    moment = minute * 60
-    today = dt.datetime.fromtimestamp(moment, AMSTERDAM).date()
-    midnight = dt.datetime.combine(today + dt.timedelta(days=1), dt.time(0), AMSTERDAM)
-    return today.isoformat(), int(midnight.timestamp())
-
-
-def amsterdam_day(timestamp: float) -> dt.date:
-    """The calendar date in Europe/Amsterdam at `timestamp`."""
-    return dt.date.fromisoformat(_day_of_minute(int(timestamp // 60))[0])
-
-
-def next_amsterdam_midnight(timestamp: float) -> int:
-    """Unix seconds of the next midnight in Europe/Amsterdam (DST days included)."""
-    return _day_of_minute(int(timestamp // 60))[1]
-
-
 class _Keys:
     """The counters of one token at one moment; `{token}` keeps them in one Redis slot."""
 
     def __init__(self, token_id: str, moment: float):
         self.minute_number = int(moment // 60)
-        self.date, self.midnight = _day_of_minute(self.minute_number)
+        self.date, self.midnight = day_of_minute(self.minute_number)
         self.prefix = f"agenda:{{{token_id}}}"
         self.minute = f"{self.prefix}:m:{self.minute_number}"
         self.day = f"{self.prefix}:d:{self.date}"

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import delete, event, text, update
 
 from agenda.app import create_app
-from agenda.cache import Entry, LocalEntries
+from edge.cache import Entry, LocalEntries
 from models import importing, organisations, tokens
 from models.events import Event
 from models.people import Person

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from agenda.usage import Usage
+from edge.limits import Usage
 from models import tokens
 from models.tokens import Caller
 
@@ -143,7 +143,7 @@ def test_failed_authentication_is_limited_per_address(client, clock):
 
 
 def test_failed_authentication_at_the_door_is_limited_per_address_once(client, clock):
-    # POST /scan is admitted before the framework (agenda/doors.py); a refusal there goes
+    # POST /scan is admitted before the framework (edge/door_lane.py); a refusal there goes
     # the full way without being counted a second time.
     clock.now = at(2026, 11, 25, 15, 7, 5)
     for count in range(30):

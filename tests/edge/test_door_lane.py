@@ -1,4 +1,4 @@
-"""POST /scan's lane (agenda/doors.py): a well-formed scan is answered before the framework,
+"""POST /scan's lane (edge/door_lane.py): a well-formed scan is answered before the framework,
 exactly as the full way answers it; anything else goes the full way and is counted once."""
 
 import asyncio
@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
 from agenda.app import create_app
-from agenda.doors import DoorLane
+from edge.door_lane import DoorLane
 from models import badges, organisations, tokens
 from models.badges import EarnedBadge
 from models.tickets import Ticket

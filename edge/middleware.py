@@ -6,8 +6,8 @@ import logging
 import time
 import uuid
 
+from edge.problems import error_body
 from models.errors import PayloadTooLarge
-from agenda.problems import error_body
 
 log = logging.getLogger("agenda.access")
 JSON_RANGES = ("*/*", "application/*", "application/json")

@@ -11,7 +11,7 @@ import dataclasses
 
 from connexion.security import AbstractSecurityHandler
 
-from agenda.usage import Figures
+from edge.limits import Figures
 from models import tokens
 from models.errors import Forbidden, Unauthorized
 from models.tokens import Caller
@@ -32,7 +32,7 @@ def bearer_handler(service):
                 shared = request.scope["extensions"]["agenda"]
                 earlier = shared.pop("admitted", None)
                 if earlier is not None and earlier.route == route and earlier.needed == needed:
-                    # The response cache admitted this request already (agenda/cache.py).
+                    # The response cache admitted this request already (edge/cache.py).
                     outcome = earlier.outcome
                     if isinstance(outcome, Exception):
                         raise outcome

@@ -14,9 +14,9 @@ from connexion.spec import OpenAPISpecification, Specification
 from openapi_spec_validator import validate
 from openapi_spec_validator.validation import OpenAPIV31SpecValidator
 
-from agenda import openapi
 from agenda.app import create_app, handler_of
-from agenda.problems import ErrorHandlers
+from edge import openapi
+from edge.problems import ErrorHandlers
 
 BASE = "http://127.0.0.1:8080/v1"
 
@@ -31,7 +31,7 @@ def test_the_document_is_valid_openapi_3_1():
 
 def test_connexion_is_the_pinned_version():
     assert version("connexion") == openapi.CONNEXION_VERSION, (
-        "Connexion changed: re-check agenda/openapi.py (3.1 spec check, validator_map, "
+        "Connexion changed: re-check edge/openapi.py (3.1 spec check, validator_map, "
         "security_map) and then update CONNEXION_VERSION and the pin in pyproject.toml")
 
 
@@ -55,7 +55,7 @@ def test_the_layer_still_refuses_an_invalid_3_1_document():
 def _tiny_app(schema: dict, body: dict | None = None):
     """A one-operation 3.1 app wired exactly like the service's."""
     operation = {
-        "operationId": "tests.agenda.test_openapi.echo",
+        "operationId": "tests.edge.test_openapi.echo",
         "parameters": [{"name": "n", "in": "query", "schema": schema}],
         "responses": {"200": {"description": "ok"}},
     }
@@ -119,7 +119,7 @@ def test_the_served_document_is_serialized_once(database_url):
 def test_a_worker_skips_only_the_check_of_the_document_its_server_checked(monkeypatch):
     from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 
-    from agenda import openapi as layer
+    from edge import openapi as layer
 
     document = layer.load_document("http://127.0.0.1:8080/v1")
     broken = {**document, "paths": {"/x": {"get": {"responses": "not a mapping"}}}}

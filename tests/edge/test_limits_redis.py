@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from agenda.app import create_app
-from agenda.usage import Usage
+from edge.limits import Usage
 from models import organisations, tokens
 from models.tokens import Caller
 from tests.servers import agenda_serve, committed, free_port

@@ -8,9 +8,7 @@ never `commit()`.
 
 from __future__ import annotations
 
-import datetime as dt
 import time
-from zoneinfo import ZoneInfo
 
 from connexion.context import _operation, context
 from flask import current_app, g, request
@@ -18,7 +16,6 @@ from flask import current_app, g, request
 from models.errors import NotFound
 from models.tokens import Caller
 
-AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 # Flask endpoints and blueprints outside the OpenAPI document (served at the site root).
 SITE_ENDPOINTS = {"healthz"}
 SITE_BLUEPRINTS = {"oauth", "pages", "portal"}
@@ -52,18 +49,13 @@ def keep_on_error() -> None:
     g.keep_on_error = True
 
 
-def today() -> dt.date:
-    """Today's date in Europe/Amsterdam, the agenda's calendar."""
-    return dt.datetime.now(AMSTERDAM).date()
-
-
 def request_id() -> str:
     """The id of this request (also sent as X-Request-Id)."""
     return request.headers.get("X-Request-Id", "")
 
 
 def seconds_since_arrival() -> float:
-    """How long ago this request arrived (agenda/middleware.py), in seconds."""
+    """How long ago this request arrived (edge/middleware.py), in seconds."""
     started = request.environ["asgi.scope"]["extensions"]["agenda"]["started"]
     return time.perf_counter() - started
 

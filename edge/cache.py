@@ -43,9 +43,9 @@ import orjson
 import redis
 from jsonschema import Draft202012Validator
 
-from agenda.openapi import path_pattern, resolve, scopes_needed
-from agenda.security import Admission, Admitted, admitted, client_address
-from agenda.usage import OncePerMinute, RedisCounters
+from edge.admission import Admission, Admitted, admitted, client_address
+from edge.limits import OncePerMinute, RedisCounters
+from edge.openapi import path_pattern, resolve, scopes_needed
 
 log = logging.getLogger("agenda.cache")
 # Response headers that belong to one request, not to the answer.
