@@ -1,4 +1,5 @@
-"""Real processes for tests that cross one: scratch databases and `agenda serve`."""
+"""Real servers for tests that cross a process or a socket: scratch databases, the app
+served by uvicorn in a thread, and `agenda serve`."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import uvicorn
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -74,6 +79,30 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served_in_thread(app_for: Callable[[str], Any], *,
+                     lifespan: str = "on") -> Iterator[tuple[Any, str]]:
+    """The app `app_for(site)` makes, served by uvicorn in a thread at `site`: yields both."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    site = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    app = app_for(site)
+    server = uvicorn.Server(uvicorn.Config(app, lifespan=lifespan, log_level="warning",
+                                           access_log=False, ws="none"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.02)
+        yield app, site
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        listener.close()
 
 
 def wait_until_up(url: str, process: subprocess.Popen) -> None:
