@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 
 from models import migrate
 from models.db import make_engine, make_sessionmaker
+from tests import factories
 
 AGENDA = str(Path(sys.executable).parent / "agenda")
 
@@ -61,6 +62,27 @@ def committed(url: str):
         with make_sessionmaker(engine).begin() as session:
             yield session
     finally:
+        engine.dispose()
+
+
+@contextlib.contextmanager
+def committing(url: str):
+    """A really committing session for the factories, and a list `made` to delete after."""
+    engine = make_engine(url)
+    session = make_sessionmaker(engine)()
+    factories.bind(session)
+    made: list = []
+    try:
+        yield session, made
+    finally:
+        session.rollback()
+        for obj in reversed(made):
+            # One at a time, last made first: an event's tickets, batches, marks and mails
+            # go with it (ON DELETE CASCADE), then the rest is free to go.
+            session.delete(obj)
+            session.flush()
+        session.commit()
+        session.close()
         engine.dispose()
 
 

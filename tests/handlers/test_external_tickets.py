@@ -18,14 +18,12 @@ from sqlalchemy import func, select
 from agenda.app import create_app
 from handlers import organiser
 from models import deliveries, outbox, tokens
-from models.db import make_engine, make_sessionmaker
 from models.mail import mailer_for
 from models.people import Mark
 from models.tickets import DeliveryBatch, OutboxMail, Ticket
-from tests import factories
 from tests.factories import EventFactory, MarkFactory, OrganisationFactory, PersonFactory
 from tests.models.test_outbox import smtp  # noqa: F401 - the fixture
-from tests.servers import free_port, served_in_thread
+from tests.servers import committing, free_port, served_in_thread
 
 SECRET = "test-secret"  # the `app` fixture's secret key
 
@@ -465,22 +463,8 @@ def committed(database_url):
     """A session that really commits (no test transaction), and removes what it made."""
     if not database_url.startswith("postgresql"):
         pytest.skip("concurrent delivery is checked on PostgreSQL")
-    engine = make_engine(database_url)
-    session = make_sessionmaker(engine)()
-    factories.bind(session)
-    made: list = []
-    try:
+    with committing(database_url) as (session, made):
         yield session, made
-    finally:
-        session.rollback()
-        for obj in reversed(made):
-            # One at a time, last made first: the event's tickets, batches, marks and
-            # mails go with it (ON DELETE CASCADE), then the rest is free to go.
-            session.delete(obj)
-            session.flush()
-        session.commit()
-        session.close()
-        engine.dispose()
 
 
 @pytest.fixture
