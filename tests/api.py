@@ -1,4 +1,21 @@
-"""What the API tests share: reading a list page and naming the bad parameters of a 400."""
+"""What the API tests share: the agenda's days, reading list pages and naming the bad
+parameters of a 400."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from models.calendar import today
+
+# The agenda's calendar is Europe/Amsterdam, whatever the clock of the test machine.
+TODAY = today()
+SITE = "http://127.0.0.1:8080"  # the `app` fixture's site URL
+
+
+def day(offset: int) -> dt.date:
+    """The date `offset` days from today in the agenda's calendar."""
+    return TODAY + dt.timedelta(days=offset)
 
 
 def page(client, auth, path: str, **params) -> dict:
@@ -13,3 +30,37 @@ def bad_params(client, auth, path: str, **params) -> set[str]:
     response = client.get(path, headers=auth, params=params)
     assert response.status_code == 400, response.text
     return {p["name"] for p in response.json()["error"]["details"]["params"]}
+
+
+@dataclasses.dataclass(frozen=True)
+class Listing:
+    """One list of the API, at `path`, read the way its tests read it."""
+
+    path: str
+
+    def page(self, client, auth, **params) -> dict:
+        """The body of one page of the list."""
+        return page(client, auth, self.path, **params)
+
+    def items(self, client, auth, **params) -> list[dict]:
+        """The items of one page of up to 100, in order."""
+        return self.page(client, auth, limit=100, **params)["data"]
+
+    def ids(self, client, auth, **params) -> list[str]:
+        """The ids of one page of up to 100, in order."""
+        return [item["id"] for item in self.items(client, auth, **params)]
+
+    def walk(self, client, auth, limit: int, **params) -> list[dict]:
+        """Every item, following the cursors `limit` a page; each page counts its items."""
+        items, cursor, first = [], None, True
+        while first or cursor:
+            more = {"cursor": cursor} if cursor else {}
+            body = self.page(client, auth, limit=limit, **params, **more)
+            assert body["meta"]["count"] == len(body["data"]) <= limit
+            items += body["data"]
+            cursor, first = body["meta"]["next_cursor"], False
+        return items
+
+    def bad(self, client, auth, **params) -> set[str]:
+        """The parameters a 400 answer to a GET of the list names."""
+        return bad_params(client, auth, self.path, **params)

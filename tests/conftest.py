@@ -17,6 +17,7 @@ from agenda.app import create_app
 from models import tokens
 from models.db import rows
 from tests import factories
+from tests.api import SITE
 from tests.servers import drop_database, migrated_database
 
 
@@ -31,7 +32,7 @@ def database_url(worker_id):
 # The whole application, as a server would run it, plus response validation; not listening
 # for notifications (models/watch.py), as its tests' transactions never commit.
 APP_SETTINGS = {"validate_responses": True, "listen": False, "secret_key": "test-secret",
-                "site_url": "http://127.0.0.1:8080"}
+                "site_url": SITE}
 
 
 @pytest.fixture(scope="session")

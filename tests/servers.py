@@ -1,4 +1,5 @@
-"""Real processes for tests that cross one: scratch databases and `agenda serve`."""
+"""Real servers for tests that cross a process or a socket: scratch databases, the app
+served by uvicorn in a thread, and `agenda serve`."""
 
 from __future__ import annotations
 
@@ -8,15 +9,20 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import uvicorn
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from models import migrate
 from models.db import make_engine, make_sessionmaker
+from tests import factories
 
 AGENDA = str(Path(sys.executable).parent / "agenda")
 
@@ -59,6 +65,27 @@ def committed(url: str):
         engine.dispose()
 
 
+@contextlib.contextmanager
+def committing(url: str):
+    """A really committing session for the factories, and a list `made` to delete after."""
+    engine = make_engine(url)
+    session = make_sessionmaker(engine)()
+    factories.bind(session)
+    made: list = []
+    try:
+        yield session, made
+    finally:
+        session.rollback()
+        for obj in reversed(made):
+            # One at a time, last made first: an event's tickets, batches, marks and mails
+            # go with it (ON DELETE CASCADE), then the rest is free to go.
+            session.delete(obj)
+            session.flush()
+        session.commit()
+        session.close()
+        engine.dispose()
+
+
 def drop_database(url: str) -> None:
     """Drop a scratch PostgreSQL database (SQLite files go with their temporary folder)."""
     parsed = make_url(url)
@@ -74,6 +101,30 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served_in_thread(app_for: Callable[[str], Any], *,
+                     lifespan: str = "on") -> Iterator[tuple[Any, str]]:
+    """The app `app_for(site)` makes, served by uvicorn in a thread at `site`: yields both."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    site = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    app = app_for(site)
+    server = uvicorn.Server(uvicorn.Config(app, lifespan=lifespan, log_level="warning",
+                                           access_log=False, ws="none"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.02)
+        yield app, site
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        listener.close()
 
 
 def wait_until_up(url: str, process: subprocess.Popen) -> None:

@@ -1,16 +1,13 @@
 """The SDK users' path: a client generated from /v1/openapi.json pages through /events
 against the running server (uvicorn on a loopback port)."""
 
-import socket
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
-import uvicorn
 
 from tests.factories import EventFactory
+from tests.servers import served_in_thread
 
 
 @pytest.fixture(scope="session")
@@ -35,20 +32,8 @@ def sdk(tmp_path_factory, app):
 @pytest.fixture
 def server(app, db):
     """The application served by uvicorn on a free loopback port, for one test."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    instance = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=instance.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    for _ in range(100):
-        if instance.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1"
-    instance.should_exit = True
-    thread.join(timeout=10)
-    listener.close()
+    with served_in_thread(lambda _site: app, lifespan="off") as (_app, site):
+        yield f"{site}/v1"
 
 
 def test_a_generated_client_pages_through_the_agenda(sdk, server, make_token):

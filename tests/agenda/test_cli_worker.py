@@ -12,12 +12,10 @@ from sqlalchemy import select, update
 
 from agenda.cli import main
 from models import deliveries, outbox
-from models.db import make_engine, make_sessionmaker
 from models.tickets import OutboxMail, Ticket
-from tests import factories
 from tests.factories import EventFactory, OrganisationFactory, PersonFactory
 from tests.models.test_outbox import smtp  # noqa: F401 - the fixture
-from tests.servers import free_port
+from tests.servers import committing, free_port
 
 SECRET = "worker-secret"
 
@@ -31,21 +29,8 @@ def _run(database_url, *args, smtp_url=None, secret=SECRET):
 @pytest.fixture
 def committed(database_url):
     """A really committing session; what the test lists in `made` is removed afterwards."""
-    engine = make_engine(database_url)
-    session = make_sessionmaker(engine)()
-    factories.bind(session)
-    made: list = []
-    try:
+    with committing(database_url) as (session, made):
         yield session, made
-    finally:
-        session.rollback()
-        for obj in reversed(made):
-            # Last made first; an event takes its tickets, batches and mails with it.
-            session.delete(obj)
-            session.flush()
-        session.commit()
-        session.close()
-        engine.dispose()
 
 
 @pytest.fixture

@@ -4,35 +4,15 @@ import datetime as dt
 
 import pytest
 
-from models.calendar import today
 from tests import api
+from tests.api import SITE, day
 from tests.factories import ArtistFactory, EventFactory, ReleaseFactory
 
-# The agenda's calendar is Europe/Amsterdam, whatever the clock of the test machine.
-TODAY = today()
-SITE = "http://127.0.0.1:8080"
-
-
-def day(offset: int) -> dt.date:
-    return TODAY + dt.timedelta(days=offset)
-
-
-def _list(client, auth, **params):
-    return api.page(client, auth, "/v1/artists", **params)
-
-
-def _ids(client, auth, **params):
-    return [artist["id"] for artist in _list(client, auth, limit=100, **params)["data"]]
-
-
-def _bad(client, auth, **params):
-    return api.bad_params(client, auth, "/v1/artists", **params)
+ARTISTS = api.Listing("/v1/artists")
 
 
 def _detail(client, auth, artist_id):
-    response = client.get(f"/v1/artists/{artist_id}", headers=auth)
-    assert response.status_code == 200, response.text
-    return response.json()
+    return api.page(client, auth, f"/v1/artists/{artist_id}")
 
 
 def test_by_name_ignoring_case_and_accents_then_id(client, auth):
@@ -40,7 +20,7 @@ def test_by_name_ignoring_case_and_accents_then_id(client, auth):
     eli = ArtistFactory(name="Éli Verveine")
     dj = ArtistFactory(name="dj Stingray")
     twins = sorted([ArtistFactory(name="Twin"), ArtistFactory(name="Twin")], key=lambda a: a.id)
-    assert _ids(client, auth) == [dj.id, eli.id, twins[0].id, twins[1].id, zebra.id]
+    assert ARTISTS.ids(client, auth) == [dj.id, eli.id, twins[0].id, twins[1].id, zebra.id]
 
 
 def test_every_field_of_the_summary(client, auth):
@@ -48,7 +28,7 @@ def test_every_field_of_the_summary(client, auth):
                            image_url="https://img.example/job.jpg", verified=True,
                            links={"soundcloud": "https://soundcloud.example/job",
                                   "instagram": "https://instagram.example/job"})
-    assert _list(client, auth)["data"] == [{
+    assert ARTISTS.page(client, auth)["data"] == [{
         "id": artist.id, "name": "Job Jobse", "genre": "House", "country": "NL",
         "city": "Amsterdam", "image_url": "https://img.example/job.jpg",
         "url": f"{SITE}/artists/{artist.id}", "verified": True,
@@ -60,70 +40,65 @@ def test_every_field_of_the_summary(client, auth):
 def test_q_searches_the_name_without_case_or_accents(client, auth):
     eli = ArtistFactory(name="Éli Verveine")
     ArtistFactory(name="Carista")
-    assert _ids(client, auth, q="eli") == [eli.id]
-    assert _ids(client, auth, q="ÉLI VER") == [eli.id]
-    assert _ids(client, auth, q="%") == []
+    assert ARTISTS.ids(client, auth, q="eli") == [eli.id]
+    assert ARTISTS.ids(client, auth, q="ÉLI VER") == [eli.id]
+    assert ARTISTS.ids(client, auth, q="%") == []
 
 
 def test_genre_is_the_primary_genre_exactly_and_an_unknown_genre_is_400(client, auth):
     techno = ArtistFactory(genre="Techno")
     ArtistFactory(genre="Hard Techno")
-    assert _ids(client, auth, genre="Techno") == [techno.id]
-    assert _bad(client, auth, genre="techno") == {"genre"}
-    assert _bad(client, auth, genre="Polka") == {"genre"}
+    assert ARTISTS.ids(client, auth, genre="Techno") == [techno.id]
+    assert ARTISTS.bad(client, auth, genre="techno") == {"genre"}
+    assert ARTISTS.bad(client, auth, genre="Polka") == {"genre"}
 
 
 def test_country_matches_as_the_profile_spells_it_in_any_case(client, auth):
     dutch = ArtistFactory(country="NL")
     belgian = ArtistFactory(country="BE")
     ArtistFactory(country="")
-    assert _ids(client, auth, country="NL") == [dutch.id]
-    assert _ids(client, auth, country="be") == [belgian.id]
-    assert _ids(client, auth, country="DE") == []
+    assert ARTISTS.ids(client, auth, country="NL") == [dutch.id]
+    assert ARTISTS.ids(client, auth, country="be") == [belgian.id]
+    assert ARTISTS.ids(client, auth, country="DE") == []
 
 
 def test_filters_combine_with_and(client, auth):
     match = ArtistFactory(name="Amelie Lens", genre="Techno", country="BE")
     ArtistFactory(name="Amelie House", genre="House", country="BE")
     ArtistFactory(name="Amelie Dutch", genre="Techno", country="NL")
-    assert _ids(client, auth, q="amelie", genre="Techno", country="BE") == [match.id]
+    assert ARTISTS.ids(client, auth, q="amelie", genre="Techno", country="BE") == [match.id]
 
 
 @pytest.mark.parametrize("filters", [{}, {"genre": "Techno"}, {"q": "artist"},
                                      {"country": "nl"}])
 def test_paging_returns_every_artist_once(client, auth, filters):
     created = [ArtistFactory(name=f"Artist {i % 3}") for i in range(7)]
-    expected = [a["id"] for a in _list(client, auth, limit=100, **filters)["data"]]
+    expected = ARTISTS.ids(client, auth, **filters)
     assert set(expected) == {a.id for a in created}
-    seen, cursor, first = [], None, True
-    while first or cursor:
-        body = _list(client, auth, limit=3, **filters, **({"cursor": cursor} if cursor else {}))
-        assert body["meta"]["count"] == len(body["data"]) <= 3
-        seen += [a["id"] for a in body["data"]]
-        cursor, first = body["meta"]["next_cursor"], False
+    seen = [a["id"] for a in ARTISTS.walk(client, auth, 3, **filters)]
     assert seen == expected
 
 
 def test_limit_edges(client, auth):
     for _ in range(3):
         ArtistFactory()
-    body = _list(client, auth, limit=1)
+    body = ARTISTS.page(client, auth, limit=1)
     assert body["meta"]["count"] == 1 and body["meta"]["limit"] == 1
     assert body["meta"]["next_cursor"]
-    full = _list(client, auth, limit=100)
+    full = ARTISTS.page(client, auth, limit=100)
     assert full["meta"]["count"] == 3 and full["meta"]["next_cursor"] is None
-    assert _bad(client, auth, limit=0) == {"limit"}
-    assert _bad(client, auth, limit=101) == {"limit"}
+    assert ARTISTS.bad(client, auth, limit=0) == {"limit"}
+    assert ARTISTS.bad(client, auth, limit=101) == {"limit"}
 
 
 def test_a_bad_cursor_or_one_reused_with_other_filters_is_400(client, auth):
     for _ in range(3):
         ArtistFactory(genre="Techno")
-    cursor = _list(client, auth, limit=1, genre="Techno")["meta"]["next_cursor"]
-    assert _list(client, auth, limit=1, genre="Techno", cursor=cursor)["meta"]["count"] == 1
-    assert _bad(client, auth, genre="House", cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, cursor=cursor + "x") == {"cursor"}
+    cursor = ARTISTS.page(client, auth, limit=1, genre="Techno")["meta"]["next_cursor"]
+    assert ARTISTS.page(client, auth, limit=1, genre="Techno", cursor=cursor)["meta"]["count"] == 1
+    assert ARTISTS.bad(client, auth, genre="House", cursor=cursor) == {"cursor"}
+    assert ARTISTS.bad(client, auth, cursor=cursor) == {"cursor"}
+    assert ARTISTS.bad(client, auth, cursor=cursor + "x") == {"cursor"}
 
 
 def test_the_list_is_cacheable_and_carries_the_attribution(client, auth):

@@ -6,9 +6,9 @@ import datetime as dt
 
 from models import badges
 from tests import api
+from tests.api import SITE
 from tests.factories import EventFactory, PersonFactory, TicketFactory, VenueFactory
 
-SITE = "http://127.0.0.1:8080"
 NIGHT = 1_760_000_000
 
 

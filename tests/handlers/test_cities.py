@@ -1,32 +1,16 @@
 """GET /cities: cities with upcoming events, busiest first, paged."""
 
-import datetime as dt
-
 import pytest
 
-from models.calendar import today
 from tests import api
+from tests.api import SITE, day
 from tests.factories import EventFactory, VenueFactory
 
-# The agenda's calendar is Europe/Amsterdam, whatever the clock of the test machine.
-TODAY = today()
-SITE = "http://127.0.0.1:8080"
-
-
-def day(offset: int) -> dt.date:
-    return TODAY + dt.timedelta(days=offset)
-
-
-def _list(client, auth, **params):
-    return api.page(client, auth, "/v1/cities", **params)
+CITIES = api.Listing("/v1/cities")
 
 
 def _names(client, auth, **params):
-    return [(c["name"], c["country"]) for c in _list(client, auth, limit=100, **params)["data"]]
-
-
-def _bad(client, auth, **params):
-    return api.bad_params(client, auth, "/v1/cities", **params)
+    return [(c["name"], c["country"]) for c in CITIES.items(client, auth, **params)]
 
 
 def _events(venue, count, **fields):
@@ -39,7 +23,7 @@ def test_every_field_of_a_city(client, auth):
     south = VenueFactory(city="den haag", lat=52.06, lng=4.28)
     _events(north, 2, date=day(1))
     _events(south, 1, date=day(-1), end_date=day(0))
-    assert _list(client, auth)["data"] == [{
+    assert CITIES.page(client, auth)["data"] == [{
         "name": "Den Haag", "country": "NL", "upcoming_events": 3,
         "lat": 52.08, "lng": 4.29, "url": f"{SITE}/cities/den-haag",
     }]
@@ -56,7 +40,7 @@ def test_only_approved_events_from_today_on_count(client, auth):
     drafts_only = VenueFactory(city="Breda")
     _events(drafts_only, 1, date=day(1), status="draft")
     VenueFactory(city="Leiden")
-    assert [(c["name"], c["upcoming_events"]) for c in _list(client, auth)["data"]] == [
+    assert [(c["name"], c["upcoming_events"]) for c in CITIES.page(client, auth)["data"]] == [
         ("Utrecht", 2)]
 
 
@@ -64,7 +48,7 @@ def test_the_middle_counts_every_venue_of_the_city(client, auth):
     busy = VenueFactory(city="Gent", country="BE", lat=51.00, lng=3.70)
     VenueFactory(city="Gent", country="BE", lat=51.10, lng=3.80)
     _events(busy, 1)
-    city = _list(client, auth)["data"][0]
+    city = CITIES.page(client, auth)["data"][0]
     assert (city["lat"], city["lng"]) == (51.05, 3.75)
 
 
@@ -81,7 +65,7 @@ def test_busiest_first_then_by_name(client, auth):
 def test_a_city_is_one_per_country(client, auth):
     _events(VenueFactory(city="Bergen", country="NL"), 2)
     _events(VenueFactory(city="Bergen", country="BE"), 1)
-    body = _list(client, auth)["data"]
+    body = CITIES.page(client, auth)["data"]
     assert [(c["name"], c["country"], c["upcoming_events"]) for c in body] == [
         ("Bergen", "NL", 2), ("Bergen", "BE", 1)]
 
@@ -91,8 +75,8 @@ def test_country_filter_and_its_values(client, auth):
     _events(VenueFactory(city="Utrecht", country="NL"), 1)
     assert _names(client, auth, country="BE") == [("Gent", "BE")]
     assert _names(client, auth, country="NL") == [("Utrecht", "NL")]
-    assert _bad(client, auth, country="DE") == {"country"}
-    assert _bad(client, auth, country="nl") == {"country"}
+    assert CITIES.bad(client, auth, country="DE") == {"country"}
+    assert CITIES.bad(client, auth, country="nl") == {"country"}
 
 
 @pytest.mark.parametrize("filters", [{}, {"country": "NL"}])
@@ -101,35 +85,30 @@ def test_paging_returns_every_city_once(client, auth, filters):
         _events(VenueFactory(city=f"Stad {i}"), 1 + i % 3)
     expected = _names(client, auth, **filters)
     assert len(expected) == 7
-    seen, cursor, first = [], None, True
-    while first or cursor:
-        body = _list(client, auth, limit=2, **filters, **({"cursor": cursor} if cursor else {}))
-        assert body["meta"]["count"] == len(body["data"]) <= 2
-        seen += [(c["name"], c["country"]) for c in body["data"]]
-        cursor, first = body["meta"]["next_cursor"], False
+    seen = [(c["name"], c["country"]) for c in CITIES.walk(client, auth, 2, **filters)]
     assert seen == expected
 
 
 def test_limit_edges(client, auth):
     for city in ("Assen", "Breda", "Delft"):
         _events(VenueFactory(city=city), 1)
-    body = _list(client, auth, limit=1)
+    body = CITIES.page(client, auth, limit=1)
     assert body["meta"]["count"] == 1 and body["meta"]["limit"] == 1
     assert body["meta"]["next_cursor"]
-    full = _list(client, auth, limit=100)
+    full = CITIES.page(client, auth, limit=100)
     assert full["meta"]["count"] == 3 and full["meta"]["next_cursor"] is None
-    assert _bad(client, auth, limit=0) == {"limit"}
-    assert _bad(client, auth, limit=101) == {"limit"}
+    assert CITIES.bad(client, auth, limit=0) == {"limit"}
+    assert CITIES.bad(client, auth, limit=101) == {"limit"}
 
 
 def test_a_bad_cursor_or_one_reused_with_other_filters_is_400(client, auth):
     for city in ("Assen", "Breda", "Delft"):
         _events(VenueFactory(city=city), 1)
-    cursor = _list(client, auth, limit=1, country="NL")["meta"]["next_cursor"]
-    assert _list(client, auth, limit=1, country="NL", cursor=cursor)["meta"]["count"] == 1
-    assert _bad(client, auth, country="BE", cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, cursor="garbage") == {"cursor"}
+    cursor = CITIES.page(client, auth, limit=1, country="NL")["meta"]["next_cursor"]
+    assert CITIES.page(client, auth, limit=1, country="NL", cursor=cursor)["meta"]["count"] == 1
+    assert CITIES.bad(client, auth, country="BE", cursor=cursor) == {"cursor"}
+    assert CITIES.bad(client, auth, cursor=cursor) == {"cursor"}
+    assert CITIES.bad(client, auth, cursor="garbage") == {"cursor"}
 
 
 def test_the_list_is_cacheable_and_carries_the_attribution(client, auth):

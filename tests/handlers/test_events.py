@@ -1,29 +1,12 @@
 """GET /events and GET /events/{id}: every filter, order, paging and the detail."""
 
-import datetime as dt
-
 import pytest
 
 from tests import api
+from tests.api import day
 from tests.factories import ArtistFactory, EventFactory, OrganisationFactory, VenueFactory
 
-TODAY = dt.date.today()
-
-
-def day(offset: int) -> dt.date:
-    return TODAY + dt.timedelta(days=offset)
-
-
-def _list(client, auth, **params):
-    return api.page(client, auth, "/v1/events", **params)
-
-
-def _ids(client, auth, **params):
-    return [event["id"] for event in _list(client, auth, limit=100, **params)["data"]]
-
-
-def _bad(client, auth, **params):
-    return api.bad_params(client, auth, "/v1/events", **params)
+EVENTS = api.Listing("/v1/events")
 
 
 def test_soonest_first_from_today_by_default(client, auth):
@@ -31,7 +14,7 @@ def test_soonest_first_from_today_by_default(client, auth):
     early_same_day = EventFactory(date=day(1), start="20:00")
     late_same_day = EventFactory(date=day(1), start="23:00")
     EventFactory(date=day(-3))
-    assert _ids(client, auth) == [early_same_day.id, late_same_day.id, later.id]
+    assert EVENTS.ids(client, auth) == [early_same_day.id, late_same_day.id, later.id]
 
 
 def test_only_approved_events_and_cancelled_ones_stay_listed(client, auth):
@@ -39,7 +22,7 @@ def test_only_approved_events_and_cancelled_ones_stay_listed(client, auth):
     cancelled = EventFactory(date=day(2), cancelled=True, cancel_reason="Storm warning")
     for status in ("draft", "pending", "rejected"):
         EventFactory(date=day(1), status=status)
-    body = _list(client, auth, limit=100)
+    body = EVENTS.page(client, auth, limit=100)
     assert [e["id"] for e in body["data"]] == [shown.id, cancelled.id]
     assert body["data"][1]["cancelled"] is True
     assert body["data"][1]["cancel_reason"] == "Storm warning"
@@ -53,7 +36,7 @@ def test_every_field_of_the_summary(client, auth):
                          start="14:00", end="23:00", venue=venue, organisation=organisation,
                          genre_names=["Techno", "House"], price=0, price_max=None,
                          postponed_to=day(30), ticket_url=None)
-    summary = _list(client, auth)["data"][0]
+    summary = EVENTS.page(client, auth)["data"][0]
     assert summary == {
         "id": event.id, "slug": event.slug, "title": "Dekmantel Selectors",
         "date": day(3).isoformat(), "end_date": day(4).isoformat(), "start": "14:00",
@@ -74,34 +57,36 @@ def test_a_date_window_includes_multi_day_events_that_overlap_it(client, auth):
     inside = EventFactory(date=day(3))
     EventFactory(date=day(6))
     started_before = EventFactory(date=day(-2), end_date=day(3))
-    assert _ids(client, auth, **{"from": day(3).isoformat(), "to": day(3).isoformat()}) == [
+    assert EVENTS.ids(client, auth, **{"from": day(3).isoformat(), "to": day(3).isoformat()}) == [
         started_before.id, festival.id, inside.id]
-    assert _ids(client, auth, **{"from": day(5).isoformat(), "to": day(5).isoformat()}) == []
+    assert EVENTS.ids(client, auth, **{"from": day(5).isoformat(), "to": day(5).isoformat()}) == []
 
 
 def test_from_in_the_past_lists_past_events(client, auth):
     past = EventFactory(date=day(-10))
-    assert _ids(client, auth, **{"from": day(-11).isoformat(), "to": day(-9).isoformat()}) == [past.id]
+    window = {"from": day(-11).isoformat(), "to": day(-9).isoformat()}
+    assert EVENTS.ids(client, auth, **window) == [past.id]
 
 
 def test_to_before_from_is_400_naming_to(client, auth):
-    assert _bad(client, auth, **{"from": day(5).isoformat(), "to": day(4).isoformat()}) == {"to"}
+    backwards = {"from": day(5).isoformat(), "to": day(4).isoformat()}
+    assert EVENTS.bad(client, auth, **backwards) == {"to"}
 
 
 def test_city_is_case_insensitive(client, auth):
     gent = EventFactory(venue=VenueFactory(city="Gent", country="BE"))
     EventFactory(venue=VenueFactory(city="Antwerpen", country="BE"))
-    assert _ids(client, auth, city="GENT") == [gent.id]
-    assert _ids(client, auth, city="gent") == [gent.id]
+    assert EVENTS.ids(client, auth, city="GENT") == [gent.id]
+    assert EVENTS.ids(client, auth, city="gent") == [gent.id]
 
 
 def test_genre_is_exact_and_an_unknown_genre_is_400(client, auth):
     techno = EventFactory(genre_names=["Techno"])
     both = EventFactory(genre_names=["House", "Hard Techno"])
-    assert _ids(client, auth, genre="Techno") == [techno.id]
-    assert _ids(client, auth, genre="Hard Techno") == [both.id]
-    assert _bad(client, auth, genre="techno") == {"genre"}
-    assert _bad(client, auth, genre="Polka") == {"genre"}
+    assert EVENTS.ids(client, auth, genre="Techno") == [techno.id]
+    assert EVENTS.ids(client, auth, genre="Hard Techno") == [both.id]
+    assert EVENTS.bad(client, auth, genre="techno") == {"genre"}
+    assert EVENTS.bad(client, auth, genre="Polka") == {"genre"}
 
 
 def test_venue_artist_and_organisation_filters(client, auth):
@@ -110,28 +95,28 @@ def test_venue_artist_and_organisation_filters(client, auth):
     by_organisation = EventFactory(organisation=organisation)
     billed = EventFactory(acts=[artist, ArtistFactory()])
     EventFactory()
-    assert _ids(client, auth, venue_id=venue.id) == [at_venue.id]
-    assert _ids(client, auth, organisation_id=organisation.id) == [by_organisation.id]
-    assert _ids(client, auth, artist_id=artist.id) == [billed.id]
-    assert _ids(client, auth, venue_id="nope") == []
+    assert EVENTS.ids(client, auth, venue_id=venue.id) == [at_venue.id]
+    assert EVENTS.ids(client, auth, organisation_id=organisation.id) == [by_organisation.id]
+    assert EVENTS.ids(client, auth, artist_id=artist.id) == [billed.id]
+    assert EVENTS.ids(client, auth, venue_id="nope") == []
 
 
 def test_q_searches_title_and_venue_name_without_case_or_accents(client, auth):
     by_venue = EventFactory(title="Friday", venue=VenueFactory(name="Club Ampère"))
     by_title = EventFactory(title="Ampère Allnighter")
     EventFactory(title="Other night")
-    assert set(_ids(client, auth, q="ampere")) == {by_venue.id, by_title.id}
-    assert set(_ids(client, auth, q="AMPÈRE")) == {by_venue.id, by_title.id}
-    assert _ids(client, auth, q="100%") == []
-    assert _ids(client, auth, q="_") == []
+    assert set(EVENTS.ids(client, auth, q="ampere")) == {by_venue.id, by_title.id}
+    assert set(EVENTS.ids(client, auth, q="AMPÈRE")) == {by_venue.id, by_title.id}
+    assert EVENTS.ids(client, auth, q="100%") == []
+    assert EVENTS.ids(client, auth, q="_") == []
 
 
 def test_has_tickets(client, auth):
     sellable = EventFactory(ticket_url="https://t.example/1")
     no_link = EventFactory(ticket_url=None)
     cancelled = EventFactory(ticket_url="https://t.example/2", cancelled=True)
-    assert _ids(client, auth, has_tickets="true") == [sellable.id]
-    assert set(_ids(client, auth, has_tickets="false")) == {no_link.id, cancelled.id}
+    assert EVENTS.ids(client, auth, has_tickets="true") == [sellable.id]
+    assert set(EVENTS.ids(client, auth, has_tickets="false")) == {no_link.id, cancelled.id}
 
 
 def test_price_filters_free_unknown_and_floors(client, auth):
@@ -139,14 +124,14 @@ def test_price_filters_free_unknown_and_floors(client, auth):
     cheap = EventFactory(price=10)
     dear = EventFactory(price=40)
     unknown = EventFactory(price=None, price_max=None)
-    assert _ids(client, auth, max_price=0) == [free.id]
-    assert set(_ids(client, auth, max_price=10)) == {free.id, cheap.id}
-    assert set(_ids(client, auth, min_price=10)) == {cheap.id, dear.id}
-    assert set(_ids(client, auth, min_price=0.01)) == {cheap.id, dear.id}
-    assert set(_ids(client, auth, min_price=0)) == {free.id, cheap.id, dear.id, unknown.id}
-    assert _ids(client, auth, min_price=10, max_price=20) == [cheap.id]
-    assert _bad(client, auth, min_price=30, max_price=20) == {"min_price"}
-    assert _bad(client, auth, max_price=-1) == {"max_price"}
+    assert EVENTS.ids(client, auth, max_price=0) == [free.id]
+    assert set(EVENTS.ids(client, auth, max_price=10)) == {free.id, cheap.id}
+    assert set(EVENTS.ids(client, auth, min_price=10)) == {cheap.id, dear.id}
+    assert set(EVENTS.ids(client, auth, min_price=0.01)) == {cheap.id, dear.id}
+    assert set(EVENTS.ids(client, auth, min_price=0)) == {free.id, cheap.id, dear.id, unknown.id}
+    assert EVENTS.ids(client, auth, min_price=10, max_price=20) == [cheap.id]
+    assert EVENTS.bad(client, auth, min_price=30, max_price=20) == {"min_price"}
+    assert EVENTS.bad(client, auth, max_price=-1) == {"max_price"}
 
 
 def test_radius_search_in_km_with_its_edges(client, auth):
@@ -158,17 +143,18 @@ def test_radius_search_in_km_with_its_edges(client, auth):
     rotterdam = EventFactory(venue=VenueFactory(lat=51.9244, lng=4.4777))
     far = EventFactory(venue=VenueFactory(lat=50.8503, lng=4.3517))  # Brussels, ~174 km
     lat, lng = dam
-    assert _ids(client, auth, lat=lat, lng=lng, radius_km=1) == [centre.id]
-    assert set(_ids(client, auth, lat=lat, lng=lng, radius_km=2)) == {centre.id, near.id}
-    assert set(_ids(client, auth, lat=lat, lng=lng)) == {centre.id, near.id}
-    assert set(_ids(client, auth, lat=lat, lng=lng, radius_km=40)) == {centre.id, near.id, utrecht.id}
-    assert set(_ids(client, auth, lat=lat, lng=lng, radius_km=200)) == {
+    assert EVENTS.ids(client, auth, lat=lat, lng=lng, radius_km=1) == [centre.id]
+    assert set(EVENTS.ids(client, auth, lat=lat, lng=lng, radius_km=2)) == {centre.id, near.id}
+    assert set(EVENTS.ids(client, auth, lat=lat, lng=lng)) == {centre.id, near.id}
+    assert set(EVENTS.ids(client, auth, lat=lat, lng=lng, radius_km=40)) == {
+        centre.id, near.id, utrecht.id}
+    assert set(EVENTS.ids(client, auth, lat=lat, lng=lng, radius_km=200)) == {
         centre.id, near.id, utrecht.id, rotterdam.id, far.id}
-    assert _bad(client, auth, lat=lat, lng=lng, radius_km=0) == {"radius_km"}
-    assert _bad(client, auth, lat=lat, lng=lng, radius_km=201) == {"radius_km"}
-    assert _bad(client, auth, lat=lat) == {"lng"}
+    assert EVENTS.bad(client, auth, lat=lat, lng=lng, radius_km=0) == {"radius_km"}
+    assert EVENTS.bad(client, auth, lat=lat, lng=lng, radius_km=201) == {"radius_km"}
+    assert EVENTS.bad(client, auth, lat=lat) == {"lng"}
     # Without a centre the radius means nothing; generated clients always send its default.
-    assert len(_ids(client, auth, radius_km=10)) == 5
+    assert len(EVENTS.ids(client, auth, radius_km=10)) == 5
 
 
 def test_filters_combine_with_and(client, auth):
@@ -177,18 +163,18 @@ def test_filters_combine_with_and(client, auth):
     EventFactory(venue=venue, genre_names=["House"], price=10)
     EventFactory(venue=venue, genre_names=["Techno"], price=50)
     EventFactory(genre_names=["Techno"], price=10)
-    assert _ids(client, auth, city="utrecht", genre="Techno", max_price=20) == [match.id]
+    assert EVENTS.ids(client, auth, city="utrecht", genre="Techno", max_price=20) == [match.id]
 
 
 @pytest.mark.parametrize("filters", [{}, {"genre": "Techno"}, {"city": "amsterdam"}])
 def test_paging_returns_every_event_once_even_while_events_are_added(client, auth, filters):
     created = [EventFactory(date=day(1 + i % 3), start=f"2{i % 4}:00") for i in range(7)]
-    expected = [e["id"] for e in _list(client, auth, limit=100, **filters)["data"]]
+    expected = EVENTS.ids(client, auth, **filters)
     assert set(expected) == {e.id for e in created}
     seen, cursor, first = [], None, True
     while first or cursor:
         params = {"limit": 3, **filters, **({"cursor": cursor} if cursor else {})}
-        body = _list(client, auth, **params)
+        body = EVENTS.page(client, auth, **params)
         seen += [e["id"] for e in body["data"]]
         cursor, first = body["meta"]["next_cursor"], False
         # An event added before the current position is not returned; nothing repeats.
@@ -199,21 +185,21 @@ def test_paging_returns_every_event_once_even_while_events_are_added(client, aut
 def test_limit_edges(client, auth):
     for _ in range(3):
         EventFactory()
-    body = _list(client, auth, limit=1)
+    body = EVENTS.page(client, auth, limit=1)
     assert body["meta"]["count"] == 1 and body["meta"]["limit"] == 1
     assert body["meta"]["next_cursor"]
-    assert _list(client, auth, limit=100)["meta"]["count"] == 3
-    assert _bad(client, auth, limit=0) == {"limit"}
-    assert _bad(client, auth, limit=101) == {"limit"}
+    assert EVENTS.page(client, auth, limit=100)["meta"]["count"] == 3
+    assert EVENTS.bad(client, auth, limit=0) == {"limit"}
+    assert EVENTS.bad(client, auth, limit=101) == {"limit"}
 
 
 def test_a_cursor_reused_with_other_filters_is_400(client, auth):
     for _ in range(3):
         EventFactory(genre_names=["Techno"])
-    cursor = _list(client, auth, limit=1, genre="Techno")["meta"]["next_cursor"]
-    assert _list(client, auth, limit=1, genre="Techno", cursor=cursor)["meta"]["count"] == 1
-    assert _bad(client, auth, limit=1, genre="House", cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, limit=1, cursor=cursor) == {"cursor"}
+    cursor = EVENTS.page(client, auth, limit=1, genre="Techno")["meta"]["next_cursor"]
+    assert EVENTS.page(client, auth, limit=1, genre="Techno", cursor=cursor)["meta"]["count"] == 1
+    assert EVENTS.bad(client, auth, limit=1, genre="House", cursor=cursor) == {"cursor"}
+    assert EVENTS.bad(client, auth, limit=1, cursor=cursor) == {"cursor"}
 
 
 def test_the_list_is_cacheable(client, auth):

@@ -8,26 +8,22 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import hmac
-import socket
 import threading
 import time
 
 import httpx
 import pytest
-import uvicorn
 from sqlalchemy import func, select
 
 from agenda.app import create_app
 from handlers import organiser
 from models import deliveries, outbox, tokens
-from models.db import make_engine, make_sessionmaker
 from models.mail import mailer_for
 from models.people import Mark
 from models.tickets import DeliveryBatch, OutboxMail, Ticket
-from tests import factories
 from tests.factories import EventFactory, MarkFactory, OrganisationFactory, PersonFactory
 from tests.models.test_outbox import smtp  # noqa: F401 - the fixture
-from tests.servers import free_port
+from tests.servers import committing, free_port, served_in_thread
 
 SECRET = "test-secret"  # the `app` fixture's secret key
 
@@ -467,42 +463,17 @@ def committed(database_url):
     """A session that really commits (no test transaction), and removes what it made."""
     if not database_url.startswith("postgresql"):
         pytest.skip("concurrent delivery is checked on PostgreSQL")
-    engine = make_engine(database_url)
-    session = make_sessionmaker(engine)()
-    factories.bind(session)
-    made: list = []
-    try:
+    with committing(database_url) as (session, made):
         yield session, made
-    finally:
-        session.rollback()
-        for obj in reversed(made):
-            # One at a time, last made first: the event's tickets, batches, marks and
-            # mails go with it (ON DELETE CASCADE), then the rest is free to go.
-            session.delete(obj)
-            session.flush()
-        session.commit()
-        session.close()
-        engine.dispose()
 
 
 @pytest.fixture
 def served(database_url, smtp):  # noqa: F811 - the fixture
     """The application with its own database sessions, served by uvicorn on loopback."""
-    app = create_app({"database_url": database_url, "validate_responses": True,
-                      "secret_key": SECRET, "smtp_url": smtp.url})
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    instance = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=instance.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if instance.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
-    instance.should_exit = True
-    thread.join(timeout=10)
-    listener.close()
+    settings = {"database_url": database_url, "validate_responses": True,
+                "secret_key": SECRET, "smtp_url": smtp.url}
+    with served_in_thread(lambda _site: create_app(settings), lifespan="off") as (app, site):
+        yield f"{site}/v1"
     app.service.close()
 
 

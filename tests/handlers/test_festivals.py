@@ -5,9 +5,8 @@ from __future__ import annotations
 import datetime as dt
 
 from tests import api
+from tests.api import SITE
 from tests.factories import EventFactory, PersonFactory, TokenReportFactory
-
-SITE = "http://127.0.0.1:8080"
 
 
 def _festival(key="lowlands", season=2026, **fields):

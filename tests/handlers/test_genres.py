@@ -1,16 +1,13 @@
 """GET /genres: the fixed list, paged with signed cursors, cacheable."""
 
 from models.genres import GENRES
+from tests import api
 
-
-def _get(client, auth, **params):
-    response = client.get("/v1/genres", headers=auth, params=params)
-    assert response.status_code == 200, response.text
-    return response
+LISTED = api.Listing("/v1/genres")
 
 
 def test_the_whole_list_in_its_order(client, auth):
-    body = _get(client, auth, limit=100).json()
+    body = LISTED.page(client, auth, limit=100)
     assert [(g["name"], g["group"]) for g in body["data"]] == list(GENRES)
     assert body["data"][0] == {"name": "House", "group": "House", "slug": "house"}
     assert body["meta"]["count"] == len(GENRES) and body["meta"]["limit"] == 100
@@ -22,7 +19,7 @@ def test_paging_returns_every_genre_exactly_once(client, auth):
     seen, cursor = [], None
     while True:
         params = {"limit": 4, **({"cursor": cursor} if cursor else {})}
-        meta = (body := _get(client, auth, **params).json())["meta"]
+        meta = (body := LISTED.page(client, auth, **params))["meta"]
         seen += [g["name"] for g in body["data"]]
         assert meta["count"] == len(body["data"]) <= 4
         cursor = meta["next_cursor"]
@@ -32,13 +29,13 @@ def test_paging_returns_every_genre_exactly_once(client, auth):
 
 
 def test_default_page_size_is_25(client, auth):
-    body = _get(client, auth).json()
+    body = LISTED.page(client, auth)
     assert body["meta"]["limit"] == 25 and body["meta"]["count"] == 25
     assert body["meta"]["next_cursor"]
 
 
 def test_a_tampered_cursor_is_400_naming_cursor(client, auth):
-    cursor = _get(client, auth, limit=2).json()["meta"]["next_cursor"]
+    cursor = LISTED.page(client, auth, limit=2)["meta"]["next_cursor"]
     body, signature = cursor.split(".")
     forged = body[:-2] + ("AA" if body[-2:] != "AA" else "BB") + "." + signature
     for bad in (forged, "garbage", cursor + "x", "a.b.c"):
@@ -66,7 +63,8 @@ def test_an_expired_cursor_is_400(client, auth):
 
 
 def test_the_list_revalidates_with_304(client, auth):
-    first = _get(client, auth)
+    first = client.get("/v1/genres", headers=auth)
+    assert first.status_code == 200, first.text
     again = client.get("/v1/genres", headers={**auth, "If-None-Match": first.headers["etag"]})
     assert again.status_code == 304 and again.content == b""
     assert again.headers["vary"] == "Authorization"

@@ -1,32 +1,12 @@
 """GET /organisations and GET /organisations/{id}: filters, order, paging, events count."""
 
-import datetime as dt
-
 import pytest
 
-from models.calendar import today
 from tests import api
+from tests.api import SITE, day
 from tests.factories import EventFactory, OrganisationFactory
 
-# The agenda's calendar is Europe/Amsterdam, whatever the clock of the test machine.
-TODAY = today()
-SITE = "http://127.0.0.1:8080"
-
-
-def day(offset: int) -> dt.date:
-    return TODAY + dt.timedelta(days=offset)
-
-
-def _list(client, auth, **params):
-    return api.page(client, auth, "/v1/organisations", **params)
-
-
-def _ids(client, auth, **params):
-    return [o["id"] for o in _list(client, auth, limit=100, **params)["data"]]
-
-
-def _bad(client, auth, **params):
-    return api.bad_params(client, auth, "/v1/organisations", **params)
+ORGANISATIONS = api.Listing("/v1/organisations")
 
 
 def _mine(ids, *organisations):
@@ -39,7 +19,8 @@ def _mine(ids, *organisations):
 def test_by_name(client, auth):
     created = [OrganisationFactory(name=name) for name in ("Zuid", "Awakenings", "Dekmantel")]
     zuid, awakenings, dekmantel = created
-    assert _mine(_ids(client, auth), *created) == [awakenings.id, dekmantel.id, zuid.id]
+    assert _mine(ORGANISATIONS.ids(client, auth), *created) == [
+        awakenings.id, dekmantel.id, zuid.id]
 
 
 def test_every_field_with_the_count_of_approved_events(client, auth):
@@ -59,7 +40,7 @@ def test_every_field_with_the_count_of_approved_events(client, auth):
         # Approved events, past and coming, cancelled ones included; never drafts.
         "events_count": 4,
     }
-    assert _list(client, auth, q="dekmantel")["data"] == [expected]
+    assert ORGANISATIONS.page(client, auth, q="dekmantel")["data"] == [expected]
     detail = client.get(f"/v1/organisations/{organisation.id}", headers=auth)
     assert detail.status_code == 200, detail.text
     assert detail.json()["data"] == expected
@@ -85,23 +66,25 @@ def test_me_shows_the_real_events_count(client, make_token):
 def test_q_searches_the_name_without_case_or_accents(client, auth):
     ampere = OrganisationFactory(name="Club Ampère")
     OrganisationFactory(name="Paradiso")
-    assert _ids(client, auth, q="ampere") == [ampere.id]
-    assert _ids(client, auth, q="CLUB AMPÈRE") == [ampere.id]
-    assert _ids(client, auth, q="100%") == []
+    assert ORGANISATIONS.ids(client, auth, q="ampere") == [ampere.id]
+    assert ORGANISATIONS.ids(client, auth, q="CLUB AMPÈRE") == [ampere.id]
+    assert ORGANISATIONS.ids(client, auth, q="100%") == []
 
 
 def test_verified(client, auth):
     checked = OrganisationFactory(verified=True)
     unchecked = OrganisationFactory(verified=False)
-    assert _mine(_ids(client, auth, verified="true"), checked, unchecked) == [checked.id]
-    assert _mine(_ids(client, auth, verified="false"), checked, unchecked) == [unchecked.id]
+    verified = ORGANISATIONS.ids(client, auth, verified="true")
+    unverified = ORGANISATIONS.ids(client, auth, verified="false")
+    assert _mine(verified, checked, unchecked) == [checked.id]
+    assert _mine(unverified, checked, unchecked) == [unchecked.id]
 
 
 def test_filters_combine_with_and(client, auth):
     match = OrganisationFactory(name="Rave Alpha", verified=True)
     OrganisationFactory(name="Rave Bravo", verified=False)
     OrganisationFactory(name="Club Charlie", verified=True)
-    assert _ids(client, auth, q="rave", verified="true") == [match.id]
+    assert ORGANISATIONS.ids(client, auth, q="rave", verified="true") == [match.id]
 
 
 @pytest.mark.parametrize("filters", [{}, {"q": "night"}, {"q": "NIGHT", "verified": "true"},
@@ -110,37 +93,33 @@ def test_paging_returns_every_organisation_once(client, auth, filters):
     created = [OrganisationFactory(name=f"Night {i:02d}", verified=True) for i in range(7)]
     OrganisationFactory(name="Night 99 unchecked", verified=False)
     OrganisationFactory(name="Day 00", verified=True)
-    expected = [o["id"] for o in _list(client, auth, limit=100, **filters)["data"]]
+    expected = ORGANISATIONS.ids(client, auth, **filters)
     assert _mine(expected, *created) == [o.id for o in created]
-    seen, cursor, first = [], None, True
-    while first or cursor:
-        body = _list(client, auth, limit=3, **filters, **({"cursor": cursor} if cursor else {}))
-        assert body["meta"]["count"] == len(body["data"]) <= 3
-        seen += [o["id"] for o in body["data"]]
-        cursor, first = body["meta"]["next_cursor"], False
+    seen = [o["id"] for o in ORGANISATIONS.walk(client, auth, 3, **filters)]
     assert seen == expected
 
 
 def test_limit_edges(client, auth):
     for i in range(3):
         OrganisationFactory(name=f"Edge {i}")
-    body = _list(client, auth, limit=1, q="edge")
+    body = ORGANISATIONS.page(client, auth, limit=1, q="edge")
     assert body["meta"]["count"] == 1 and body["meta"]["limit"] == 1
     assert body["meta"]["next_cursor"]
-    full = _list(client, auth, limit=100, q="edge")
+    full = ORGANISATIONS.page(client, auth, limit=100, q="edge")
     assert full["meta"]["count"] == 3 and full["meta"]["next_cursor"] is None
-    assert _bad(client, auth, limit=0) == {"limit"}
-    assert _bad(client, auth, limit=101) == {"limit"}
+    assert ORGANISATIONS.bad(client, auth, limit=0) == {"limit"}
+    assert ORGANISATIONS.bad(client, auth, limit=101) == {"limit"}
 
 
 def test_a_bad_cursor_or_one_reused_with_other_filters_is_400(client, auth):
     for _ in range(3):
         OrganisationFactory(verified=True)
-    cursor = _list(client, auth, limit=1, verified="true")["meta"]["next_cursor"]
-    assert _list(client, auth, limit=1, verified="true", cursor=cursor)["meta"]["count"] == 1
-    assert _bad(client, auth, verified="false", cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, q="x", verified="true", cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, cursor="not.a-cursor") == {"cursor"}
+    cursor = ORGANISATIONS.page(client, auth, limit=1, verified="true")["meta"]["next_cursor"]
+    rest = ORGANISATIONS.page(client, auth, limit=1, verified="true", cursor=cursor)
+    assert rest["meta"]["count"] == 1
+    assert ORGANISATIONS.bad(client, auth, verified="false", cursor=cursor) == {"cursor"}
+    assert ORGANISATIONS.bad(client, auth, q="x", verified="true", cursor=cursor) == {"cursor"}
+    assert ORGANISATIONS.bad(client, auth, cursor="not.a-cursor") == {"cursor"}
 
 
 def test_the_list_and_the_detail_revalidate_with_304(client, auth):

@@ -1,32 +1,16 @@
 """GET /radar: new releases by artists in the agenda, newest first, with their next event."""
 
-import datetime as dt
-
 import pytest
 
-from models.calendar import today
 from tests import api
+from tests.api import SITE, day
 from tests.factories import ArtistFactory, EventFactory, ReleaseFactory, VenueFactory
 
-# The agenda's calendar is Europe/Amsterdam, whatever the clock of the test machine.
-TODAY = today()
-SITE = "http://127.0.0.1:8080"
-
-
-def day(offset: int) -> dt.date:
-    return TODAY + dt.timedelta(days=offset)
-
-
-def _list(client, auth, **params):
-    return api.page(client, auth, "/v1/radar", **params)
+RADAR = api.Listing("/v1/radar")
 
 
 def _titles(client, auth, **params):
-    return [r["title"] for r in _list(client, auth, limit=100, **params)["data"]]
-
-
-def _bad(client, auth, **params):
-    return api.bad_params(client, auth, "/v1/radar", **params)
+    return [r["title"] for r in RADAR.items(client, auth, **params)]
 
 
 def _booked(**fields):
@@ -46,7 +30,7 @@ def test_every_field_of_a_release(client, auth):
                    credits=[first, second], spotify_url="https://open.spotify.example/album/1",
                    apple_music_url="https://music.apple.example/album/1",
                    cover_url="https://img.example/cover.jpg")
-    assert _list(client, auth)["data"] == [{
+    assert RADAR.page(client, auth)["data"] == [{
         "title": "Dance EP", "type": "ep", "release_date": day(-2).isoformat(),
         "genre": "Disco",
         "artists": [{"id": first.id, "name": "Carista", "url": f"{SITE}/artists/{first.id}"},
@@ -63,7 +47,7 @@ def test_every_field_of_a_release(client, auth):
 def test_missing_streaming_links_are_null(client, auth):
     ReleaseFactory(credits=[_booked()], release_date=day(-1), spotify_url=None,
                    apple_music_url="")
-    release = _list(client, auth)["data"][0]
+    release = RADAR.page(client, auth)["data"][0]
     assert release["spotify_url"] is None and release["apple_music_url"] is None
 
 
@@ -74,7 +58,7 @@ def test_next_event_is_the_soonest_approved_one_from_today(client, auth):
     EventFactory(date=day(1), start="23:00", acts=[artist])
     early = EventFactory(date=day(1), start="21:00", acts=[artist])
     ReleaseFactory(credits=[artist], release_date=day(-1))
-    assert _list(client, auth)["data"][0]["next_event"]["id"] == early.id
+    assert RADAR.page(client, auth)["data"][0]["next_event"]["id"] == early.id
 
 
 def test_a_running_event_is_the_next_event(client, auth):
@@ -82,7 +66,7 @@ def test_a_running_event_is_the_next_event(client, auth):
     running = EventFactory(date=day(-1), end_date=day(1), acts=[artist])
     EventFactory(date=day(4), acts=[artist])
     ReleaseFactory(credits=[artist], release_date=day(-1))
-    assert _list(client, auth)["data"][0]["next_event"]["id"] == running.id
+    assert RADAR.page(client, auth)["data"][0]["next_event"]["id"] == running.id
 
 
 def test_only_releases_whose_artists_have_an_event_coming(client, auth):
@@ -117,7 +101,7 @@ def test_weeks_looks_back_up_to_today(client, auth):
 
 @pytest.mark.parametrize("weeks", ["3", "0", "5", "-1", "four"])
 def test_other_weeks_are_400(client, auth, weeks):
-    assert _bad(client, auth, weeks=weeks) == {"weeks"}
+    assert RADAR.bad(client, auth, weeks=weeks) == {"weeks"}
 
 
 def test_genre_is_exact_and_an_unknown_genre_is_400(client, auth):
@@ -125,22 +109,17 @@ def test_genre_is_exact_and_an_unknown_genre_is_400(client, auth):
     ReleaseFactory(title="Techno", genre="Techno", credits=[artist], release_date=day(-1))
     ReleaseFactory(title="House", genre="House", credits=[artist], release_date=day(-1))
     assert _titles(client, auth, genre="House") == ["House"]
-    assert _bad(client, auth, genre="house") == {"genre"}
-    assert _bad(client, auth, genre="Polka") == {"genre"}
+    assert RADAR.bad(client, auth, genre="house") == {"genre"}
+    assert RADAR.bad(client, auth, genre="Polka") == {"genre"}
 
 
 @pytest.mark.parametrize("filters", [{}, {"genre": "Techno"}, {"weeks": "2"}])
 def test_paging_returns_every_release_once(client, auth, filters):
     artist = _booked()
     created = [ReleaseFactory(credits=[artist], release_date=day(-(i % 3))) for i in range(7)]
-    expected = [r["title"] for r in _list(client, auth, limit=100, **filters)["data"]]
+    expected = _titles(client, auth, **filters)
     assert sorted(expected) == sorted(r.title for r in created)
-    seen, cursor, first = [], None, True
-    while first or cursor:
-        body = _list(client, auth, limit=3, **filters, **({"cursor": cursor} if cursor else {}))
-        assert body["meta"]["count"] == len(body["data"]) <= 3
-        seen += [r["title"] for r in body["data"]]
-        cursor, first = body["meta"]["next_cursor"], False
+    seen = [r["title"] for r in RADAR.walk(client, auth, 3, **filters)]
     assert seen == expected
 
 
@@ -148,25 +127,25 @@ def test_limit_edges(client, auth):
     artist = _booked()
     for _ in range(3):
         ReleaseFactory(credits=[artist], release_date=day(-1))
-    body = _list(client, auth, limit=1)
+    body = RADAR.page(client, auth, limit=1)
     assert body["meta"]["count"] == 1 and body["meta"]["limit"] == 1
     assert body["meta"]["next_cursor"]
-    full = _list(client, auth, limit=100)
+    full = RADAR.page(client, auth, limit=100)
     assert full["meta"]["count"] == 3 and full["meta"]["next_cursor"] is None
-    assert _bad(client, auth, limit=0) == {"limit"}
-    assert _bad(client, auth, limit=101) == {"limit"}
+    assert RADAR.bad(client, auth, limit=0) == {"limit"}
+    assert RADAR.bad(client, auth, limit=101) == {"limit"}
 
 
 def test_a_bad_cursor_or_one_reused_with_other_filters_is_400(client, auth):
     artist = _booked()
     for _ in range(3):
         ReleaseFactory(credits=[artist], release_date=day(-1))
-    cursor = _list(client, auth, limit=1, weeks=2)["meta"]["next_cursor"]
-    assert _list(client, auth, limit=1, weeks=2, cursor=cursor)["meta"]["count"] == 1
-    assert _bad(client, auth, weeks=1, cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, weeks=2, genre="Techno", cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, cursor="garbage") == {"cursor"}
+    cursor = RADAR.page(client, auth, limit=1, weeks=2)["meta"]["next_cursor"]
+    assert RADAR.page(client, auth, limit=1, weeks=2, cursor=cursor)["meta"]["count"] == 1
+    assert RADAR.bad(client, auth, weeks=1, cursor=cursor) == {"cursor"}
+    assert RADAR.bad(client, auth, cursor=cursor) == {"cursor"}
+    assert RADAR.bad(client, auth, weeks=2, genre="Techno", cursor=cursor) == {"cursor"}
+    assert RADAR.bad(client, auth, cursor="garbage") == {"cursor"}
 
 
 def test_the_list_is_cacheable_and_carries_the_attribution(client, auth):

@@ -1,32 +1,12 @@
 """GET /venues and GET /venues/{id}: filters, order, paging and the practical profile."""
 
-import datetime as dt
-
 import pytest
 
-from models.calendar import today
 from tests import api
+from tests.api import SITE, day
 from tests.factories import EventFactory, VenueFactory
 
-# The agenda's calendar is Europe/Amsterdam, whatever the clock of the test machine.
-TODAY = today()
-SITE = "http://127.0.0.1:8080"
-
-
-def day(offset: int) -> dt.date:
-    return TODAY + dt.timedelta(days=offset)
-
-
-def _list(client, auth, **params):
-    return api.page(client, auth, "/v1/venues", **params)
-
-
-def _ids(client, auth, **params):
-    return [venue["id"] for venue in _list(client, auth, limit=100, **params)["data"]]
-
-
-def _bad(client, auth, **params):
-    return api.bad_params(client, auth, "/v1/venues", **params)
+VENUES = api.Listing("/v1/venues")
 
 
 def test_by_name_ignoring_case_and_accents_then_id(client, auth):
@@ -34,7 +14,7 @@ def test_by_name_ignoring_case_and_accents_then_id(client, auth):
     ampere = VenueFactory(name="Ampère")
     bird = VenueFactory(name="bird")
     twins = sorted([VenueFactory(name="Twin"), VenueFactory(name="Twin")], key=lambda v: v.id)
-    assert _ids(client, auth) == [ampere.id, bird.id, twins[0].id, twins[1].id, zebra.id]
+    assert VENUES.ids(client, auth) == [ampere.id, bird.id, twins[0].id, twins[1].id, zebra.id]
 
 
 def test_every_field_of_the_summary(client, auth):
@@ -42,7 +22,7 @@ def test_every_field_of_the_summary(client, auth):
                          address="Overhoeksplein 3", website="https://shelter.example",
                          image_url="https://img.example/shelter.jpg", lat=52.384, lng=4.902,
                          tags=["club", "24h"], rating=4.5, reviews_count=321)
-    assert _list(client, auth)["data"] == [{
+    assert VENUES.page(client, auth)["data"] == [{
         "id": venue.id, "name": "Shelter", "city": "Amsterdam", "area": "Noord",
         "address": "Overhoeksplein 3", "website": "https://shelter.example",
         "image_url": "https://img.example/shelter.jpg", "url": f"{SITE}/venues/{venue.id}",
@@ -55,19 +35,19 @@ def test_city_is_case_and_accent_insensitive(client, auth):
     gent = VenueFactory(city="Gent", country="BE")
     liege = VenueFactory(city="Liège", country="BE")
     VenueFactory(city="Antwerpen", country="BE")
-    assert _ids(client, auth, city="GENT") == [gent.id]
-    assert _ids(client, auth, city="liege") == [liege.id]
-    assert _ids(client, auth, city="Gen") == []
+    assert VENUES.ids(client, auth, city="GENT") == [gent.id]
+    assert VENUES.ids(client, auth, city="liege") == [liege.id]
+    assert VENUES.ids(client, auth, city="Gen") == []
 
 
 def test_q_searches_the_name_without_case_or_accents(client, auth):
     ampere = VenueFactory(name="Club Ampère")
     VenueFactory(name="Paradiso")
-    assert _ids(client, auth, q="ampere") == [ampere.id]
-    assert _ids(client, auth, q="AMPÈRE") == [ampere.id]
-    assert _ids(client, auth, q="club amp") == [ampere.id]
-    assert _ids(client, auth, q="100%") == []
-    assert _ids(client, auth, q="_") == []
+    assert VENUES.ids(client, auth, q="ampere") == [ampere.id]
+    assert VENUES.ids(client, auth, q="AMPÈRE") == [ampere.id]
+    assert VENUES.ids(client, auth, q="club amp") == [ampere.id]
+    assert VENUES.ids(client, auth, q="100%") == []
+    assert VENUES.ids(client, auth, q="_") == []
 
 
 def test_with_events_counts_approved_events_from_today_on(client, auth):
@@ -77,61 +57,56 @@ def test_with_events_counts_approved_events_from_today_on(client, auth):
     past = EventFactory(date=day(-2)).venue
     draft_only = EventFactory(date=day(3), status="draft").venue
     empty = VenueFactory()
-    with_events = set(_ids(client, auth, with_events="true"))
-    without = set(_ids(client, auth, with_events="false"))
+    with_events = set(VENUES.ids(client, auth, with_events="true"))
+    without = set(VENUES.ids(client, auth, with_events="false"))
     assert with_events == {coming.id, running.id, tonight.id}
     assert without == {past.id, draft_only.id, empty.id}
-    assert len(_ids(client, auth)) == 6
+    assert len(VENUES.ids(client, auth)) == 6
 
 
 def test_filters_combine_with_and(client, auth):
     match = EventFactory(venue=VenueFactory(name="De School", city="Amsterdam")).venue
     VenueFactory(name="De Marktkantine", city="Amsterdam")
     EventFactory(venue=VenueFactory(name="De Kroepoekfabriek", city="Vlaardingen"))
-    assert _ids(client, auth, city="amsterdam", q="de", with_events="true") == [match.id]
+    assert VENUES.ids(client, auth, city="amsterdam", q="de", with_events="true") == [match.id]
 
 
 @pytest.mark.parametrize("filters", [{}, {"city": "amsterdam"}, {"q": "venue"},
                                      {"with_events": "false"}])
 def test_paging_returns_every_venue_once(client, auth, filters):
     created = [VenueFactory(name=f"Venue {i % 3}") for i in range(7)]
-    expected = [v["id"] for v in _list(client, auth, limit=100, **filters)["data"]]
+    expected = VENUES.ids(client, auth, **filters)
     assert set(expected) == {v.id for v in created}
-    seen, cursor, first = [], None, True
-    while first or cursor:
-        body = _list(client, auth, limit=3, **filters, **({"cursor": cursor} if cursor else {}))
-        assert body["meta"]["count"] == len(body["data"]) <= 3
-        seen += [v["id"] for v in body["data"]]
-        cursor, first = body["meta"]["next_cursor"], False
+    seen = [v["id"] for v in VENUES.walk(client, auth, 3, **filters)]
     assert seen == expected
 
 
 def test_limit_edges(client, auth):
     for _ in range(3):
         VenueFactory()
-    body = _list(client, auth, limit=1)
+    body = VENUES.page(client, auth, limit=1)
     assert body["meta"]["count"] == 1 and body["meta"]["limit"] == 1
     assert body["meta"]["next_cursor"]
-    full = _list(client, auth, limit=100)
+    full = VENUES.page(client, auth, limit=100)
     assert full["meta"]["count"] == 3 and full["meta"]["next_cursor"] is None
-    assert _list(client, auth)["meta"]["limit"] == 25
-    assert _bad(client, auth, limit=0) == {"limit"}
-    assert _bad(client, auth, limit=101) == {"limit"}
+    assert VENUES.page(client, auth)["meta"]["limit"] == 25
+    assert VENUES.bad(client, auth, limit=0) == {"limit"}
+    assert VENUES.bad(client, auth, limit=101) == {"limit"}
 
 
 def test_a_bad_cursor_or_one_reused_with_other_filters_is_400(client, auth):
     for _ in range(3):
         VenueFactory(city="Utrecht")
-    cursor = _list(client, auth, limit=1, city="Utrecht")["meta"]["next_cursor"]
-    assert _list(client, auth, limit=1, city="Utrecht", cursor=cursor)["meta"]["count"] == 1
-    assert _bad(client, auth, city="Gent", cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, cursor=cursor) == {"cursor"}
-    assert _bad(client, auth, cursor="garbage") == {"cursor"}
+    cursor = VENUES.page(client, auth, limit=1, city="Utrecht")["meta"]["next_cursor"]
+    assert VENUES.page(client, auth, limit=1, city="Utrecht", cursor=cursor)["meta"]["count"] == 1
+    assert VENUES.bad(client, auth, city="Gent", cursor=cursor) == {"cursor"}
+    assert VENUES.bad(client, auth, cursor=cursor) == {"cursor"}
+    assert VENUES.bad(client, auth, cursor="garbage") == {"cursor"}
 
 
 def test_unknown_parameters_and_bad_booleans_are_400(client, auth):
-    assert _bad(client, auth, with_events="maybe") == {"with_events"}
-    assert _bad(client, auth, country="NL") == {"country"}
+    assert VENUES.bad(client, auth, with_events="maybe") == {"with_events"}
+    assert VENUES.bad(client, auth, country="NL") == {"country"}
 
 
 def test_the_list_is_cacheable_and_carries_the_attribution(client, auth):

@@ -6,15 +6,11 @@ The server sees only committed data, so these tests use a database of their own
 
 from __future__ import annotations
 
-import threading
-import time
-
 import httpx
 import pytest
-import uvicorn
 
 from agenda.app import create_app
-from tests.servers import drop_database, free_port, migrated_database
+from tests.servers import drop_database, migrated_database, served_in_thread
 
 
 @pytest.fixture(scope="session")
@@ -27,23 +23,14 @@ def mcp_database_url(worker_id):
 @pytest.fixture(scope="session")
 def served(mcp_database_url):
     """The whole application served by uvicorn in a thread (lifespan on); its site URL."""
-    port = free_port()
-    site = f"http://127.0.0.1:{port}"
-    app = create_app({"database_url": mcp_database_url, "secret_key": "mcp-test-secret",
-                      "site_url": site, "validate_responses": True,
-                      "oauth_metadata_documents_on_loopback": True})
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on",
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    app.site = site
-    yield app
-    server.should_exit = True
-    thread.join(10)
+    def app_for(site):
+        return create_app({"database_url": mcp_database_url, "secret_key": "mcp-test-secret",
+                           "site_url": site, "validate_responses": True,
+                           "oauth_metadata_documents_on_loopback": True})
+
+    with served_in_thread(app_for) as (app, site):
+        app.site = site
+        yield app
     app.service.close()
 
 

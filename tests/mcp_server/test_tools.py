@@ -9,7 +9,7 @@ import pytest
 
 from models import members, tokens
 from models.db import now
-from tests import factories
+from tests import api, factories
 from tests.handlers import test_door as door
 from tests.mcp_server.client import ERAS, connected, run
 from tests.servers import agenda_serve
@@ -45,10 +45,7 @@ def agenda(committed):
 
 
 def _rest(rest, token, path, params=None):
-    response = rest.get(f"/v1{path}", params=params or {},
-                        headers={"Authorization": f"Bearer {token}"})
-    assert response.status_code == 200, response.text
-    return response.json()
+    return api.page(rest, {"Authorization": f"Bearer {token}"}, f"/v1{path}", **(params or {}))
 
 
 def _same_queries(agenda):

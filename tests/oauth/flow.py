@@ -8,7 +8,8 @@ import re
 import secrets
 from urllib.parse import parse_qs, urlsplit
 
-SITE = "http://127.0.0.1:8080"
+from tests.api import SITE
+
 REDIRECT = "http://127.0.0.1:9999/callback"
 PASSWORD = "correct horse battery"
 

@@ -10,18 +10,14 @@ AGENDA_REQUIRE_BROWSER=1 (CI), when they fail.
 from __future__ import annotations
 
 import os
-import socket
 import threading
-import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Self
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-import uvicorn
 from authlib.integrations.base_client import OAuthError
 from authlib.integrations.httpx_client import OAuth2Client
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
@@ -34,6 +30,7 @@ from agenda.cli import main as agenda_command
 from models import oauth
 from models.db import now
 from tests.oauth import flow
+from tests.servers import served_in_thread
 
 CHROMIUM = Path("/usr/bin/chromium")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -64,33 +61,10 @@ def page(chromium):
 
 
 class Site:
-    """The service served by uvicorn in a thread, at `url` (which is also its site URL)."""
+    """The served service (`served_in_thread`): its app, at `url` (also its site URL)."""
 
-    def __init__(self, database_url: str):
-        self.database_url = database_url
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self.app = create_app({"database_url": database_url, "secret_key": "browser-secret",
-                               "site_url": self.url})
-        self._server = uvicorn.Server(uvicorn.Config(
-            self.app, log_level="warning", access_log=False, ws="none"))
-        self._thread = threading.Thread(target=self._server.run,
-                                        kwargs={"sockets": [self._socket]}, daemon=True)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            assert self._thread.is_alive() and time.monotonic() < deadline, "no server"
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *_exc):
-        self._server.should_exit = True
-        self._thread.join(timeout=30)
-        self._socket.close()
-        self.app.service.close()
+    def __init__(self, database_url: str, url: str, app):
+        self.database_url, self.url, self.app = database_url, url, app
 
     def access(self, token: str) -> oauth.Access | None:
         """What the token gives now, read on a fresh session of the served database."""
@@ -100,8 +74,13 @@ class Site:
 
 @pytest.fixture(scope="module")
 def site(database_url):
-    with Site(database_url) as served:
-        yield served
+    def app_for(url):
+        return create_app({"database_url": database_url, "secret_key": "browser-secret",
+                           "site_url": url})
+
+    with served_in_thread(app_for) as (app, url):
+        yield Site(database_url, url, app)
+    app.service.close()
 
 
 class Catcher(ThreadingHTTPServer):

@@ -11,10 +11,9 @@ import datetime as dt
 
 import pytest
 
+from tests.api import SITE
 from tests.factories import ArtistFactory, EventFactory, VenueFactory
 from tests.oauth.test_browser import PNG_SIGNATURE, chromium  # noqa: F401 - the fixture
-
-SITE = "http://127.0.0.1:8080"
 
 
 @pytest.fixture

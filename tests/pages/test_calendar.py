@@ -5,9 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from tests.api import SITE
 from tests.factories import EventFactory, VenueFactory
-
-SITE = "http://127.0.0.1:8080"
 
 
 def _parse(body: bytes) -> list[tuple[str, dict, str]]:

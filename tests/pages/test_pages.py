@@ -13,10 +13,10 @@ from sqlalchemy import event as sqlalchemy_events
 from models import badges
 from pages import views
 from tests import api
+from tests.api import SITE
 from tests.factories import (ArtistFactory, EventFactory, OrganisationFactory, PersonFactory,
                              TicketFactory, TokenReportFactory, VenueFactory)
 
-SITE = "http://127.0.0.1:8080"
 NIGHT = dt.date(2031, 5, 2)  # a Friday, in the future for years to come
 
 
