@@ -8,7 +8,6 @@ import contextlib
 import copy
 import dataclasses
 import logging
-import re
 
 import connexion
 import orjson
@@ -22,9 +21,11 @@ from agenda.settings import Settings, load
 from edge import cache, context, openapi
 from edge.admission import bearer_handler
 from edge.door_lane import DoorLane
+from edge.routes import RouteTable
 from edge.limits import Usage
 from edge.middleware import RequestMiddleware
 from edge.problems import ErrorHandlers
+from handlers import organiser
 from mcp_server.endpoint import McpEndpoint
 from models.db import DirectStatements, make_engine, make_sessionmaker
 from models.watch import Watch, forget_on_commit
@@ -40,7 +41,6 @@ FLASK_HANDLER_THREADS = 10
 # Threads scanning tickets in the door's lane (edge/door_lane.py): 8 doors on 2 workers keep
 # 4 busy each; more scans at once wait for one (a scan holds it ~1 ms on local PostgreSQL).
 DOOR_THREADS = 4
-HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
 
 @dataclasses.dataclass
@@ -58,14 +58,8 @@ class Service:
     usage: Usage
     document: dict
     document_json: bytes
-    # handler ("handlers.events.list_events") -> route template ("/v1/events/{id}"),
-    # for usage counting.
-    routes: dict[str, str]
-    # (compiled path pattern, allowed methods), for 405 answers.
-    paths: list[tuple[re.Pattern, list[str]]]
-    # (compiled path pattern, route template, scopes needed, header validators) of the
-    # public answers (edge/cache.py).
-    public: list[tuple] = dataclasses.field(default_factory=list)
+    # The document's operations, for every layer that needs one (edge/routes.py).
+    routes: RouteTable
     # The OAuth authorization server (oauth/server.py), set by `create_app`.
     oauth_server: object = None
     # The response cache (edge/cache.py), when on; set as Connexion builds its stack.
@@ -87,44 +81,11 @@ class Service:
 
     async def admitting(self, function, *args):
         """`function(*args)` on the admission threads: the token lookup and counting of a
-        request that cannot be admitted on the event loop (`security.admitted`). Threads of
+        request that cannot be admitted on the event loop (`admission.admit`). Threads of
         their own, not the shared pool of 40: with dozens of threads contending for the GIL
         with the event loop, served-again answers had a p99 of 1.1 s at 3,500 req/s; on one
         thread, 16 ms at 5,300 req/s (2 workers, 2 cores)."""
         return await asyncio.get_running_loop().run_in_executor(self.admissions, function, *args)
-
-    def public_route(self, path: str) -> tuple[str, frozenset[str], tuple] | None:
-        """(route template, scopes needed, header validators) when `path` is that of a
-        public answer."""
-        for pattern, route, needed, headers in self.public:
-            if pattern.fullmatch(path):
-                return route, needed, headers
-        return None
-
-    def allowed_methods(self, path: str) -> list[str]:
-        """The methods the document declares for a concrete request path."""
-        for pattern, methods in self.paths:
-            if pattern.fullmatch(path):
-                return methods
-        return []
-
-
-def handler_of(operation: dict) -> str:
-    """The dotted name of an operation's handler, as Connexion resolves it."""
-    return f"{operation['x-openapi-router-controller']}.{operation['operationId']}"
-
-
-def _path_table(document: dict, prefix: str):
-    routes, paths = {}, []
-    for template, item in document["paths"].items():
-        methods = [m for m in HTTP_METHODS if m in item]
-        for method in methods:
-            routes[handler_of(item[method])] = prefix + template
-        if "get" in methods:
-            methods = [*methods, "head"]
-        paths.append((openapi.path_pattern(prefix + template),
-                      sorted(m.upper() for m in methods)))
-    return routes, paths
 
 
 def build_service(settings: Settings) -> Service:
@@ -138,7 +99,6 @@ def build_service(settings: Settings) -> Service:
                                 pool_size=settings.admission_threads + DOOR_THREADS,
                                 pre_ping=False, custom_plans=False)
     document = openapi.load_document(settings.base_url)
-    routes, paths = _path_table(document, "/v1")
     sessions = make_sessionmaker(engine)
     watch = None
     if settings.listen and engine.dialect.name == "postgresql":
@@ -149,8 +109,8 @@ def build_service(settings: Settings) -> Service:
         direct=DirectStatements(direct_engine).execute, direct_engine=direct_engine,
         usage=Usage(settings.ratelimit_storage, per_minute=settings.per_minute,
                     per_day=settings.per_day),
-        document=document, document_json=orjson.dumps(document), routes=routes, paths=paths,
-        public=cache.public_routes(document, "/v1"),
+        document=document, document_json=orjson.dumps(document),
+        routes=RouteTable(document, "/v1"),
         admissions=concurrent.futures.ThreadPoolExecutor(settings.admission_threads,
                                                          thread_name_prefix="admit"),
         door_threads=concurrent.futures.ThreadPoolExecutor(DOOR_THREADS,
@@ -166,7 +126,7 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     mcp = McpEndpoint(service)
 
     def outermost(app):
-        return RequestMiddleware(app, max_body_bytes=settings.max_body_bytes)
+        return RequestMiddleware(app, service)
 
     def cached(app):
         if not settings.response_cache:
@@ -175,7 +135,10 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
         return service.cache
 
     def doors(app):
-        return DoorLane(app, service) if settings.door_lane else app
+        if not settings.door_lane:
+            return app
+        return DoorLane(app, service, operation=service.routes.of(organiser.scan_ticket),
+                        scan=organiser.scan)
 
     def documents_first(app):
         return Prefetch(app, service)
@@ -212,7 +175,7 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
         security_map={"bearer": bearer_handler(service)},
         swagger_ui_options=connexion.options.SwaggerUIOptions(swagger_ui=False, serve_spec=False),
     )
-    ErrorHandlers(service.allowed_methods).install(app)
+    ErrorHandlers(service.routes.allowed_methods).install(app)
     flask_app = app.app
     flask_app.extensions["agenda"] = service
     flask_app.json.compact = True

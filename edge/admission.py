@@ -1,99 +1,106 @@
-"""Bearer authentication for the REST API, driven by the document's security requirements.
+"""Admission: token -> caller -> scope -> limits -> usage, one function for every surface.
 
-Connexion's own bearer handler drops an operation's scopes, so this handler
-(registered through `security_map`) authenticates the live token, checks the
-one scope the operation names, and counts the request against the token's limits.
+The full path (Connexion's security handler, registered through `security_map`,
+since Connexion's own bearer handler drops an operation's scopes), the response
+cache, the door's lane and the MCP endpoint all admit a request with `admit`, once:
+the outcome is kept on the request's state (edge/state.py), and a later layer asking
+again for the same gate gets it (an error raised again), so nothing is counted twice.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from connexion.security import AbstractSecurityHandler
 
 from edge.limits import Figures
+from edge.state import RequestState
 from models import tokens
 from models.errors import Forbidden, Unauthorized
 from models.tokens import Caller
 
 
-def bearer_handler(service):
-    """A Connexion security handler class bound to one running service."""
+@dataclasses.dataclass(frozen=True)
+class Gate:
+    """What a request must pass: the scopes it needs, and the route its use counts under."""
 
-    class BearerTokenHandler(AbstractSecurityHandler):
-        """Checks `Authorization: Bearer svc_live_...` and the operation's scope."""
-
-        def get_fn(self, security_scheme, required_scopes):
-            needed = frozenset(required_scopes or ())
-
-            async def verify(request):
-                operation_id = request.scope["extensions"]["connexion_routing"]["operation_id"]
-                route = service.routes[operation_id]
-                shared = request.scope["extensions"]["agenda"]
-                earlier = shared.pop("admitted", None)
-                if earlier is not None and earlier.route == route and earlier.needed == needed:
-                    # The response cache admitted this request already (edge/cache.py).
-                    outcome = earlier.outcome
-                    if isinstance(outcome, Exception):
-                        raise outcome
-                else:
-                    outcome = await admitted(service, request.headers.get("authorization"),
-                                             needed, route, client_address(request.scope))
-                shared["admission"] = outcome
-                shared["ratelimit"] = outcome.figures.headers()
-                return {"sub": outcome.caller.token_id, "caller": outcome.caller}
-
-            return verify
-
-    return BearerTokenHandler
+    route: str
+    needed: frozenset[str]
 
 
 @dataclasses.dataclass(frozen=True)
 class Admission:
     """An admitted request: who calls, where its limits stand, and what the response
-    cache keys on (the catalogue stamp read with the token, the clock hour)."""
+    cache keys on (the catalogue stamp read with the token, the clock hour). `who` is what
+    the surface's authenticator found (MCP's `Identity`; the caller itself on REST)."""
 
     caller: Caller
     figures: Figures
     stamp: str
     hour: int
+    who: object = None
 
 
-@dataclasses.dataclass(frozen=True)
-class Admitted:
-    """What the response cache hands on to the security handler: the outcome of admitting
-    this request for `route` with `needed` scopes, an `Admission` or the error to raise."""
+class ScopeMissing(Forbidden):
+    """A valid token without a scope the request needs."""
 
-    route: str
-    needed: frozenset[str]
-    outcome: Admission | Exception
+    def __init__(self, scope: str):
+        super().__init__(f"This token lacks the scope {scope!r} that this endpoint needs.",
+                         headers={"WWW-Authenticate":
+                                  f'Bearer error="insufficient_scope", scope="{scope}"'})
+        self.scope = scope
 
 
-def admit(service, header: str | None, needed: frozenset[str], route: str,
-          address: str) -> Admission:
-    """Authenticate, check the scope, count the request: in a worker thread (database, Redis)."""
+# A surface's own token lookup, run on an admission thread: (caller, stamp, who).
+Authenticator = Callable[[str], tuple[Caller, str, object]]
+
+
+async def admit(service, state: RequestState, gate: Gate, header: str | None,
+                address: str, authenticate: Authenticator | None = None) -> Admission:
+    """Admit the request at `gate` the cheapest way there is for it, once (see the module's
+    text). Live API tokens by default; a surface with other tokens (MCP) passes its own
+    `authenticate`. A token this process knows (models/watch.py) is counted on the event
+    loop, in memory or with one round trip to Redis; any other on the admission threads."""
+    if state.gate == gate and state.admission is not None:
+        if isinstance(state.admission, Exception):
+            raise state.admission
+        return state.admission
+    state.gate = gate
+    try:
+        found = (_known(service, header) if authenticate is None
+                 and service.usage.counts_on_loop else None)
+        if found is None:
+            admission = await service.admitting(_admit, service, gate, header, address,
+                                                authenticate)
+        else:
+            caller, stamp = found
+            _check_scope(caller, gate.needed)
+            admission = _admission(service, caller, stamp, caller,
+                                   await service.usage.hit_async(caller, gate.route))
+    except Exception as error:
+        state.admission = error
+        raise
+    state.admission = admission
+    return admission
+
+
+def _admit(service, gate: Gate, header: str | None, address: str,
+           authenticate: Authenticator | None) -> Admission:
+    """`admit`'s work on an admission thread (database, Redis)."""
     try:
         token = bearer_token(header)
-        caller, stamp = tokens.authenticate_with_stamp(service.direct, token, service.watch)
+        if authenticate is None:
+            caller, stamp = tokens.authenticate_with_stamp(service.direct, token, service.watch)
+            who = caller
+        else:
+            caller, stamp, who = authenticate(token)
     except Unauthorized:
         # Guessing tokens is slow: failed attempts are limited per client address.
         service.usage.refuse_unauthenticated(address)
         raise
-    _check_scope(caller, needed)
-    return _admission(service, caller, service.usage.hit(caller, route), stamp)
-
-
-async def admitted(service, header: str | None, needed: frozenset[str], route: str,
-                   address: str) -> Admission:
-    """The request admitted the cheapest way there is for it: a token this process knows
-    (models/watch.py), counted in memory or with one round trip to Redis, on the event
-    loop; any other on the admission threads (`admit`)."""
-    found = _known(service, header) if service.usage.counts_on_loop else None
-    if found is None:
-        return await service.admitting(admit, service, header, needed, route, address)
-    caller, stamp = found
-    _check_scope(caller, needed)
-    return _admission(service, caller, await service.usage.hit_async(caller, route), stamp)
+    _check_scope(caller, gate.needed)
+    return _admission(service, caller, stamp, who, service.usage.hit(caller, gate.route))
 
 
 def _known(service, header: str | None) -> tuple[Caller, str] | None:
@@ -106,20 +113,25 @@ def _known(service, header: str | None) -> tuple[Caller, str] | None:
 def _check_scope(caller: Caller, needed: frozenset[str]) -> None:
     missing = needed - caller.scopes
     if missing:
-        scope = " ".join(sorted(missing))
-        raise Forbidden(f"This token lacks the scope {scope!r} that this endpoint needs.",
-                        headers={"WWW-Authenticate":
-                                 f'Bearer error="insufficient_scope", scope="{scope}"'})
+        raise ScopeMissing(" ".join(sorted(missing)))
 
 
-def _admission(service, caller: Caller, figures: Figures, stamp: str) -> Admission:
-    return Admission(caller, figures, stamp, int(service.usage.clock() // 3600))
+def _admission(service, caller: Caller, stamp: str, who, figures: Figures) -> Admission:
+    return Admission(caller, figures, stamp, int(service.usage.clock() // 3600), who)
 
 
 def client_address(scope) -> str:
     """The client's address (the connecting peer; no proxy headers are trusted)."""
     client = scope.get("client")
     return client[0] if client else "unknown"
+
+
+def authorization(scope) -> str | None:
+    """The request's Authorization header, if any."""
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            return value.decode("latin-1")
+    return None
 
 
 def bearer_token(header: str | None) -> str:
@@ -132,3 +144,24 @@ def bearer_token(header: str | None) -> str:
         raise Unauthorized("The Authorization header must be 'Bearer <token>'.",
                            headers={"WWW-Authenticate": 'Bearer error="invalid_request"'})
     return token
+
+
+def bearer_handler(service):
+    """A Connexion security handler class bound to one running service."""
+
+    class BearerTokenHandler(AbstractSecurityHandler):
+        """Checks `Authorization: Bearer svc_live_...` and the operation's scope."""
+
+        def get_fn(self, security_scheme, required_scopes):
+            async def verify(request):
+                operation = service.routes.named(
+                    request.scope["extensions"]["connexion_routing"]["operation_id"])
+                admission = await admit(
+                    service, RequestState.of(request.scope),
+                    Gate(operation.route, operation.needed), request.headers.get("authorization"),
+                    client_address(request.scope))
+                return {"sub": admission.caller.token_id, "caller": admission.caller}
+
+            return verify
+
+    return BearerTokenHandler

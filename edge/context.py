@@ -8,11 +8,10 @@ never `commit()`.
 
 from __future__ import annotations
 
-import time
-
 from connexion.context import _operation, context
 from flask import current_app, g, request
 
+from edge.state import RequestState
 from models.errors import NotFound
 from models.tokens import Caller
 
@@ -54,10 +53,14 @@ def request_id() -> str:
     return request.headers.get("X-Request-Id", "")
 
 
+def state() -> RequestState:
+    """What the layers in front of the handler know of this request (edge/state.py)."""
+    return RequestState.of(request.environ.get("asgi.scope", {}))
+
+
 def seconds_since_arrival() -> float:
     """How long ago this request arrived (edge/middleware.py), in seconds."""
-    started = request.environ["asgi.scope"]["extensions"]["agenda"]["started"]
-    return time.perf_counter() - started
+    return state().seconds()
 
 
 def holds_nul(*, form: bool = True) -> bool:
@@ -89,9 +92,6 @@ def install(flask_app) -> None:
     def _commit(response):
         # Also set here (not only by the outer middleware) so response validation sees it.
         response.headers["X-Request-Id"] = request_id()
-        if response.status_code == 304 and "token_info" in context:
-            # A revalidation costs the token no daily quota (it counted in the minute).
-            service().usage.refund_day(caller())
         db_session = g.get("db_session")
         if db_session is not None and (response.status_code < 400 or g.get("keep_on_error")):
             db_session.commit()

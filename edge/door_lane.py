@@ -7,20 +7,19 @@ well-formed scan without them, leaving nothing out:
 
 - the body must be `application/json` that the document's own schema for the
   operation accepts, checked by the same validator as Connexion's
-  (`edge/openapi.py`: `compiled`, `body_errors`);
-- the token is authenticated, its scope checked and the request counted by the
-  same function as the security handler's (`security.admitted`);
-- the door's work is the handler's (`models/door.py`), on threads of its own; the
-  answer is the handler's envelope and headers, checked against the document when
-  response validation is on (tests).
+  (edge/openapi.py: `compiled`, `body_errors`);
+- the request is admitted by the same function as on the full path
+  (`admission.admit`: token, scope, limits, usage);
+- the scan is the handler's own function (given by the wiring, agenda/app.py), on
+  threads of its own; the answer is the handler's envelope and headers, checked
+  against the document when response validation is on (tests).
 
 Anything else goes the full way, untouched: a query string, another content type,
 a body that is not JSON or that the schema refuses (the full way explains what is
 wrong), a missing Authorization header. A refused token and a failure while
-scanning (the database unreachable, say) go the full way too, carrying the
-admission along as the response cache does, so that Connexion answers with its own
-error and nothing is counted twice. `AGENDA_DOOR_LANE=false` sends every scan the
-full way.
+scanning (the database unreachable, say) go the full way too, the admission kept on
+the request's state, so that Connexion answers with its own error and nothing is
+counted twice. `AGENDA_DOOR_LANE=false` sends every scan the full way.
 """
 
 from __future__ import annotations
@@ -28,76 +27,68 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 
 import orjson
 from connexion.json_schema import resolve_refs
 
-from edge.admission import Admitted, admitted, client_address
+from edge import answers
+from edge.admission import Gate, admit, authorization, client_address
+from edge.conditional import PRIVATE_CACHE
 from edge.limits import OncePerMinute
 from edge.middleware import read_body
-from edge.openapi import body_errors, compiled, scopes_needed
-from handlers.envelope import PRIVATE_CACHE
-from handlers.schemas.organiser import ScanResultSchema
-from models import door
-from models.db import now
+from edge.openapi import body_errors, compiled
+from edge.routes import Operation
+from edge.state import RequestState
 
 log = logging.getLogger("agenda.doors")
-HANDLER = "handlers.organiser.scan_ticket"
-scan_schema = ScanResultSchema()
 
 
 class DoorLane:
-    """ASGI layer between the response cache and Connexion (see the module's text)."""
+    """ASGI layer between the response cache and Connexion (see the module's text).
+    `scan(direct, transaction, caller, body)` is the handler's scan, giving the answer's
+    data."""
 
-    def __init__(self, app, service):
+    def __init__(self, app, service, *, operation: Operation, scan: Callable):
         self.app = app
         self.service = service
-        self.route = service.routes[HANDLER]
+        self.operation = operation
+        self.gate = Gate(operation.route, operation.needed)
+        self.scan = scan
         # The operation as Connexion sees it: every reference resolved by its own function.
         resolved = resolve_refs(service.document)
-        operation = resolved["paths"][self.route.removeprefix("/v1")]["post"]
-        self.needed = scopes_needed(resolved, operation)
+        definition = resolved["paths"][operation.route.removeprefix("/v1")]["post"]
         self.body_validator = compiled(
-            operation["requestBody"]["content"]["application/json"]["schema"])
+            definition["requestBody"]["content"]["application/json"]["schema"])
         self.answer_validator = (
-            compiled(operation["responses"]["200"]["content"]["application/json"]["schema"])
+            compiled(definition["responses"]["200"]["content"]["application/json"]["schema"])
             if service.settings.validate_responses else None)
         self._warn = OncePerMinute(log, "a scan failed in the door's lane, it goes the full "
                                         "way: %r")
 
     async def __call__(self, scope, receive, send):
-        if (scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.route
+        header = authorization(scope) if scope["type"] == "http" else None
+        if (header is None or scope["method"] != "POST" or scope["path"] != self.operation.route
                 or scope["query_string"]):
             await self.app(scope, receive, send)
             return
-        headers = dict(scope["headers"])
-        if b"authorization" not in headers:
-            await self.app(scope, receive, send)
-            return
         raw, receive = await read_body(receive)
-        body = self._valid_body(headers.get(b"content-type", b""), raw)
+        body = self._valid_body(dict(scope["headers"]).get(b"content-type", b""), raw)
         if body is None:
             await self.app(scope, receive, send)
             return
-        shared = scope["extensions"]["agenda"]
+        state = RequestState.of(scope)
         try:
-            admission = await admitted(self.service, headers[b"authorization"].decode("latin-1"),
-                                       self.needed, self.route, client_address(scope))
-        except Exception as error:  # noqa: BLE001 - the security handler raises it again
-            shared["admitted"] = Admitted(self.route, self.needed, error)
+            admission = await admit(self.service, state, self.gate, header,
+                                    client_address(scope))
+            data = await asyncio.get_running_loop().run_in_executor(
+                self.service.door_threads, self._scan, admission.caller, body)
+        except Exception as error:  # noqa: BLE001 - the full way answers it (a 401, a 503)
+            if state.admitted() is not None:
+                self._warn(error)
             await self.app(scope, receive, send)
             return
-        try:
-            verdict = await asyncio.get_running_loop().run_in_executor(
-                self.service.door_threads, self._scan, admission.caller.organisation_id, body)
-        except Exception as error:  # noqa: BLE001 - the full way answers it (a 503, say)
-            self._warn(error)
-            shared["admitted"] = Admitted(self.route, self.needed, admission)
-            await self.app(scope, receive, send)
-            return
-        shared["ratelimit"] = admission.figures.headers()
-        await self._answer(send, {"data": scan_schema.dump(verdict),
-                                  "meta": {"request_id": shared["request_id"]}})
+        await self._answer(send, data, state.request_id)
 
     def _valid_body(self, content_type: bytes, raw: bytes) -> dict | None:
         """The body when it is JSON the document accepts, else None."""
@@ -109,18 +100,13 @@ class DoorLane:
             return None
         return None if body_errors(self.body_validator, body) else body
 
-    def _scan(self, organisation_id: str, body: dict) -> door.Verdict:
-        return door.scan(self.service.direct, self.service.sessions.begin,
-                         organisation_id=organisation_id, scanned=body["code"],
-                         event_id=body.get("eventId"), now=now())
+    def _scan(self, caller, body: dict) -> dict:
+        """The handler's scan, on a door thread, on its own connection."""
+        return self.scan(self.service.direct, self.service.sessions.begin, caller, body)
 
-    async def _answer(self, send, envelope: dict) -> None:
+    async def _answer(self, send, data: dict, request_id: str) -> None:
+        body = answers.envelope(orjson.dumps(data), request_id, {})
         if self.answer_validator is not None:
-            self.answer_validator.validate(envelope)
-        body = orjson.dumps(envelope)
+            self.answer_validator.validate(orjson.loads(body))
         # The request middleware adds X-Request-Id and the limit headers, as on the full way.
-        await send({"type": "http.response.start", "status": 200, "headers": [
-            (b"cache-control", PRIVATE_CACHE.encode()),
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        await answers.answer(send, 200, body, [(b"cache-control", PRIVATE_CACHE.encode())])

@@ -1,12 +1,15 @@
-"""The outermost ASGI layer: request ids, access log, body cap, Accept check, limit headers."""
+"""The outermost ASGI layer: the request's state and id, access log, body cap, Accept
+check, and what every answer carries (X-Request-Id, the limit headers of an admitted
+request; a 304's day given back)."""
 
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 
-from edge.problems import error_body
+from edge import answers
+from edge.conditional import refund_revalidation
+from edge.state import RequestState
 from models.errors import PayloadTooLarge
 
 log = logging.getLogger("agenda.access")
@@ -37,43 +40,40 @@ def _accepts_json(accept: str) -> bool:
 
 
 class RequestMiddleware:
-    """Gives every request an id, caps bodies, logs one line, and adds the common headers."""
+    """Makes every request's state, caps bodies, logs one line, adds the common headers."""
 
-    def __init__(self, app, *, max_body_bytes: int, api_prefix: str = "/v1"):
+    def __init__(self, app, service, *, api_prefix: str = "/v1"):
         self.app = app
-        self.max_body_bytes = max_body_bytes
+        self.service = service
+        self.max_body_bytes = service.settings.max_body_bytes
         self.api_prefix = api_prefix
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = time.perf_counter()
         headers = [(k, v) for k, v in scope["headers"] if k != b"x-request-id"]
         incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
-        request_id = incoming if _well_formed(incoming) else str(uuid.uuid4())
-        headers.append((b"x-request-id", request_id.encode()))
-        shared = {"request_id": request_id, "ratelimit": {}, "started": started}
-        scope = {**scope, "headers": headers,
-                 "extensions": {**scope.get("extensions", {}), "agenda": shared}}
+        state = RequestState(request_id=incoming if _well_formed(incoming)
+                             else str(uuid.uuid4()))
+        headers.append((b"x-request-id", state.request_id.encode()))
+        scope = state.attach({**scope, "headers": headers})
         status = 500
 
         async def send_with_headers(message):
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                extra = [(b"x-request-id", request_id.encode())]
-                extra += [(k.lower().encode(), v.encode()) for k, v in shared["ratelimit"].items()]
-                present = {k.lower() for k, _ in message.get("headers", [])}
-                message = {**message, "headers": [*message.get("headers", []),
-                                                  *[h for h in extra if h[0] not in present]]}
+                await refund_revalidation(self.service, state, status)
+                message = {**message, "headers": self._common(state, message)}
             await send(message)
 
         try:
             early = self._refuse_early(scope)
             if early is not None:
                 status = early[0]
-                await self._send_error(send, request_id, *early)
+                await answers.answer_error(send, *early, state.request_id,
+                                           headers={"X-Request-Id": state.request_id})
                 return
             receive = self._capped(receive)
             if b"chunked" in dict(scope["headers"]).get(b"transfer-encoding", b"").lower():
@@ -81,10 +81,23 @@ class RequestMiddleware:
             await self.app(scope, receive, send_with_headers)
         except PayloadTooLarge as error:
             status = 413
-            await self._send_error(send, request_id, 413, error.message)
+            await answers.answer_error(send, 413, error.message, state.request_id,
+                                       headers={"X-Request-Id": state.request_id})
         finally:
             log.info("%s %s %s %.1fms request_id=%s", scope["method"], scope["path"], status,
-                     (time.perf_counter() - started) * 1000, request_id)
+                     state.seconds() * 1000, state.request_id)
+
+    @staticmethod
+    def _common(state: RequestState, message) -> list[tuple[bytes, bytes]]:
+        """The answer's headers with X-Request-Id and, for an admitted request, its limit
+        headers (unless the answer set them itself)."""
+        extra = [(b"x-request-id", state.request_id.encode())]
+        admission = state.admitted()
+        if admission is not None:
+            extra += answers.header_list(admission.figures.headers())
+        given = message.get("headers", [])
+        present = {k.lower() for k, _ in given}
+        return [*given, *[h for h in extra if h[0] not in present]]
 
     def _refuse_early(self, scope):
         """(status, message) for requests refused before any routing, else None."""
@@ -122,17 +135,6 @@ class RequestMiddleware:
         headers = [(k, v) for k, v in scope["headers"] if k != b"transfer-encoding"]
         headers.append((b"content-length", str(len(body)).encode()))
         return {**scope, "headers": headers}, replay
-
-    @staticmethod
-    async def _send_error(send, request_id: str, status: int, message: str):
-        body = error_body(status, message, request_id)
-        await send({"type": "http.response.start", "status": status, "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"cache-control", b"no-store"),
-            (b"x-request-id", request_id.encode()),
-        ]})
-        await send({"type": "http.response.body", "body": body})
 
 
 async def read_body(receive):

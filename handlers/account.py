@@ -12,5 +12,5 @@ def get_me():
     """The token, its organisation, its limits and today's usage per route."""
     current = service()
     me = accounts.describe_token(session(), caller(), usage=current.usage,
-                                 routes=sorted(set(current.routes.values())))
+                                 routes=current.routes.templates())
     return envelope.private(me_schema.dump(me))

@@ -8,27 +8,25 @@ Answers about the token's own organisation or token are `private, no-store`.
 
 from __future__ import annotations
 
-import hashlib
-
 import orjson
 from flask import Response, request
 
-from edge.cache import matches
-from edge.context import request_id, settings
+from edge import answers, conditional
+from edge.context import request_id, settings, state
+from edge.state import PublicAnswer
 from handlers.schemas import attribution
-
-PUBLIC_CACHE = "public, max-age=60"
-PRIVATE_CACHE = "private, no-store"
-
 
 def public(data, *, meta: dict | None = None) -> Response:
     """A public catalogue answer, conditional on `If-None-Match`."""
     meta = {**(meta or {}), "attribution": attribution(settings())}
-    tag = _etag(data, meta)
-    headers = {"ETag": tag, "Cache-Control": PUBLIC_CACHE, "Vary": "Authorization"}
-    if matches(request.headers.get("If-None-Match", ""), tag):
+    tag = conditional.etag(data, meta)
+    headers = {"ETag": tag, "Cache-Control": conditional.PUBLIC_CACHE, "Vary": "Authorization"}
+    if conditional.matches(request.headers.get("If-None-Match", ""), tag):
         return Response(status=304, headers=headers)
-    return _json(data, meta, headers)
+    serialized = orjson.dumps(data)
+    # Kept by the response cache (edge/cache.py) in parts, not as this body's bytes.
+    state().answer = PublicAnswer(serialized, meta, tag)
+    return _json(serialized, meta, headers)
 
 
 def public_page(items: list, *, limit: int, next_cursor: str | None,
@@ -40,16 +38,9 @@ def public_page(items: list, *, limit: int, next_cursor: str | None,
 
 def private(data) -> Response:
     """An answer about the caller's own token or organisation; never cached."""
-    return _json(data, {}, {"Cache-Control": PRIVATE_CACHE})
+    return _json(orjson.dumps(data), {}, {"Cache-Control": conditional.PRIVATE_CACHE})
 
 
-def _json(data, meta: dict, headers: dict) -> Response:
-    body = orjson.dumps({"data": data, "meta": {"request_id": request_id(), **meta}})
-    return Response(body, status=200, headers=headers, mimetype="application/json")
-
-
-def _etag(data, meta: dict) -> str:
-    """A weak tag over what the client sees, never over the request id."""
-    digest = hashlib.blake2b(orjson.dumps([data, meta], option=orjson.OPT_SORT_KEYS),
-                             digest_size=16).hexdigest()
-    return f'W/"{digest}"'
+def _json(data: bytes, meta: dict, headers: dict) -> Response:
+    return Response(answers.envelope(data, request_id(), meta), status=200, headers=headers,
+                    mimetype="application/json")

@@ -11,15 +11,17 @@ scope a called tool needs, and the per-token limits of the REST API.
 from __future__ import annotations
 
 import contextlib
+import functools
 from urllib.parse import urlsplit
+
 
 import orjson
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.concurrency import run_in_threadpool
 
-from edge.admission import bearer_token, client_address
-from edge.problems import error_body
+from edge import answers
+from edge.admission import Gate, admit, authorization, client_address
+from edge.state import RequestState
 from mcp_server import identity as identities
 from mcp_server import tools
 from models.errors import DomainError, Forbidden, RateLimited, Unauthorized
@@ -74,55 +76,45 @@ class McpEndpoint:
         return dispatch
 
     async def __call__(self, scope, receive, send):
-        request_id = scope.get("extensions", {}).get("agenda", {}).get("request_id", "")
+        state = RequestState.of(scope)
         if self.transport is None:
-            await _answer(send, 503, error_body(503, "The MCP server is starting.", request_id))
+            await answers.answer_error(send, 503, "The MCP server is starting.",
+                                       state.request_id)
             return
         replay = _Body(receive)
         body = await replay.read()
-        headers = dict(scope["headers"])
         try:
-            who, limits = await run_in_threadpool(
-                self._admit, headers.get(b"authorization", b"").decode("latin-1") or None,
-                client_address(scope), _called_tool(scope, body))
+            admission = await admit(
+                self.service, state, Gate(PATH, frozenset()), authorization(scope),
+                client_address(scope),
+                functools.partial(self._authenticate, called=_called_tool(scope, body)))
         except DomainError as error:
-            await _answer(send, error.status_code, error_body(
-                error.status_code, error.message, request_id, code=error.code),
-                self._challenge(error))
+            await answers.answer_error(send, error.status_code, error.message,
+                                       state.request_id, code=error.code,
+                                       headers=self._challenge(error))
             return
 
         if scope["method"] == "GET":
             # Stateless, with JSON answers: there is never anything to stream to a client,
             # so no stream is held open (the protocol's other answer to a GET is 405).
-            await _answer(send, 405, error_body(405, "The MCP endpoint answers POST only.",
-                                                request_id, code="method_not_allowed"),
-                          {"Allow": "POST", **limits})
+            await answers.answer_error(send, 405, "The MCP endpoint answers POST only.",
+                                       state.request_id, code="method_not_allowed",
+                                       headers={"Allow": "POST"})
             return
+        who = {**scope.get("state", {}), "mcp_identity": admission.who,
+               "agenda_service": self.service}
+        await self.transport({**scope, "state": who}, replay, send)
 
-        async def with_limits(message):
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [
-                    *message.get("headers", []),
-                    *[(k.lower().encode(), v.encode()) for k, v in limits.items()]]}
-            await send(message)
-
-        state = {**scope.get("state", {}), "mcp_identity": who, "agenda_service": self.service}
-        await self.transport({**scope, "state": state}, replay, with_limits)
-
-    def _admit(self, header: str | None, address: str, called: str | None):
-        """Authenticate, check the called tool's scope, count the request (a worker thread)."""
-        settings = self.service.settings
-        try:
-            with self.service.sessions.begin() as session:
-                who = identities.authenticate(session, bearer_token(header),
-                                              resource=f"{settings.site_url}{PATH}")
-        except Unauthorized:
-            self.service.usage.refuse_unauthenticated(address)
-            raise
+    def _authenticate(self, token: str, *, called: str | None):
+        """MCP's callers: live API tokens and OAuth access tokens for {site_url}/mcp, who
+        must hold the scope of the tool they call (on an admission thread)."""
+        with self.service.sessions.begin() as session:
+            who = identities.authenticate(
+                session, token, resource=f"{self.service.settings.site_url}{PATH}")
         needed = tools.SCOPES.get(called) if called else None
         if needed is not None and not who.may(needed):
             raise ScopeMissing(needed, f"The tool {called!r} needs the scope {needed!r}.")
-        return who, self.service.usage.hit(who.caller, PATH).headers()
+        return who.caller, "", who
 
     def _challenge(self, error: DomainError) -> dict[str, str]:
         """RFC 6750 / RFC 9728 headers for a refused request."""
@@ -189,11 +181,3 @@ class _Body:
             return await self.receive()
         self.delivered = True
         return {"type": "http.request", "body": self.data, "more_body": False}
-
-
-async def _answer(send, status: int, body: bytes, headers: dict | None = None) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"cache-control", b"no-store"),
-        *[(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]]})
-    await send({"type": "http.response.body", "body": body})

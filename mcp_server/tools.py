@@ -335,7 +335,7 @@ def who_am_i(ctx: Context) -> Answer:
     with opened(ctx, "read") as call:
         identity = call.identity
         if identity.kind == "live":
-            routes = sorted({*call.service.routes.values(), MCP_ROUTE})
+            routes = sorted({*call.service.routes.templates(), MCP_ROUTE})
             me = accounts.describe_token(call.session, identity.caller,
                                          usage=call.service.usage, routes=routes)
             return {"data": {"kind": "live", **MeSchema().dump(me)}, "meta": {}}

@@ -14,9 +14,8 @@ import re
 from markupsafe import Markup, escape
 
 from edge.openapi import resolve, scopes_needed
+from edge.routes import HTTP_METHODS
 
-# The methods an OpenAPI path item may hold, in the order the reference lists them.
-HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 _CODE = re.compile(r"`([^`]+)`")
 _STRONG = re.compile(r"\*\*([^*]+)\*\*")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, render_template, request
 
 from edge.context import holds_nul, service, session, settings
-from handlers import envelope
+from edge.conditional import PUBLIC_CACHE
 from handlers.schemas import attribution
 from models import artists, badges, catalogue, cities, events, festivals, organisations, venues
 from models.calendar import AMSTERDAM, today
@@ -151,7 +151,7 @@ def request_locale() -> str:
 
 
 def _headers() -> dict[str, str]:
-    return {"Cache-Control": envelope.PUBLIC_CACHE, "Vary": "Accept-Language",
+    return {"Cache-Control": PUBLIC_CACHE, "Vary": "Accept-Language",
             "X-Content-Type-Options": "nosniff"}
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import delete, event, text, update
 
 from agenda.app import create_app
 from edge.cache import Entry, LocalEntries
+from edge.state import PublicAnswer
 from models import importing, organisations, tokens
 from models.events import Event
 from models.people import Person
@@ -243,7 +244,7 @@ def test_a_statement_that_changes_nothing_keeps_the_stamp(db):
 
 def test_the_cache_of_a_process_keeps_within_its_bytes_dropping_the_least_used():
     def entry(size: int) -> Entry:
-        return Entry("s", 1, 'W/"t"', (), b"x" * size, 0)
+        return Entry("s", 1, (), PublicAnswer(b"x" * size, {}, 'W/"t"'))
 
     local = LocalEntries(max_bytes=3_000)
     for url in ("/a", "/b", "/c"):

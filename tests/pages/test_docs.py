@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import re
 
-from agenda.app import HTTP_METHODS
+from edge.routes import HTTP_METHODS
 
 
 def test_the_oauth_metadata_points_at_the_reference(client):

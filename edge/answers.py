@@ -1,0 +1,46 @@
+"""The bytes of answers: the success envelope, and every answer written straight to ASGI.
+
+The one place that writes `http.response.start` and `http.response.body` messages for
+the layers that answer before the framework (the outermost layer's early refusals, the
+response cache, the door's lane, the MCP endpoint), and the one place that lays out the
+envelope `{data, meta}` (the handlers' answers and the cache's kept ones alike).
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from edge.problems import error_body
+
+JSON = b"application/json"
+
+
+def envelope(data: bytes, request_id: str, meta: dict) -> bytes:
+    """`{"data": ..., "meta": {"request_id": ..., **meta}}` from `data` already serialized."""
+    rest = orjson.dumps(meta)[1:-1] if meta else b""
+    return b"".join((b'{"data":', data, b',"meta":{"request_id":', orjson.dumps(request_id),
+                     b"," if rest else b"", rest, b"}}"))
+
+
+def header_list(headers: dict[str, str] | None) -> list[tuple[bytes, bytes]]:
+    """ASGI headers from a dict of names and values."""
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+
+
+async def answer(send, status: int, body: bytes = b"", headers: list[tuple[bytes, bytes]] = (),
+               *, content_type: bytes | None = JSON) -> None:
+    """One whole answer: `status`, `headers` (with Content-Type and Content-Length), `body`."""
+    given = list(headers)
+    if content_type is not None and body:
+        given.append((b"content-type", content_type))
+    if status != 304:
+        given.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": given})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def answer_error(send, status: int, message: str, request_id: str, *,
+                     code: str | None = None, headers: dict[str, str] | None = None) -> None:
+    """The error envelope, never cached."""
+    await answer(send, status, error_body(status, message, request_id, code=code),
+                            [(b"cache-control", b"no-store"), *header_list(headers)])

@@ -1,0 +1,39 @@
+"""Conditional GET: the ETag of a public answer, If-None-Match, and the rule that a 304
+costs no daily quota (it counts in the minute like any request)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+
+from edge.state import RequestState
+
+# Public catalogue answers, the same for every token; answers about the caller's own
+# organisation or token.
+PUBLIC_CACHE = "public, max-age=60"
+PRIVATE_CACHE = "private, no-store"
+
+
+def etag(data, meta: dict) -> str:
+    """A weak tag over what the client sees (data and meta), never over the request id."""
+    digest = hashlib.blake2b(orjson.dumps([data, meta], option=orjson.OPT_SORT_KEYS),
+                             digest_size=16).hexdigest()
+    return f'W/"{digest}"'
+
+
+def matches(header: str, tag: str) -> bool:
+    """RFC 9110 weak comparison of If-None-Match (a list of tags, or `*`) with `tag`."""
+    if not header:
+        return False
+    if header.strip() == "*":
+        return True
+    wanted = tag.removeprefix("W/")
+    return any(item.strip().removeprefix("W/") == wanted for item in header.split(","))
+
+
+async def refund_revalidation(service, state: RequestState, status: int) -> None:
+    """Give a 304's day back to the token it was counted for (whoever answered it)."""
+    admission = state.admitted()
+    if status == 304 and admission is not None:
+        await service.usage.refund_day_async(admission.caller)

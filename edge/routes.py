@@ -1,0 +1,85 @@
+"""The route table: every operation of the document, derived once, for every layer that
+needs one (admission's gates, the response cache's public answers, the door's lane,
+405 answers); Connexion builds its own router from the same document."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from jsonschema import Draft202012Validator
+
+from edge.openapi import path_pattern, resolve, scopes_needed
+
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+@dataclasses.dataclass(frozen=True)
+class Operation:
+    """One operation of the document, as the layers in front of the handlers see it."""
+
+    method: str  # upper case
+    route: str  # the path template with the prefix: "/v1/events/{id}"
+    handler: str  # the dotted name Connexion resolves: "handlers.events.get_event"
+    # The scopes its security requirements name; None when it needs no token.
+    needed: frozenset[str] | None
+    # A GET whose document declares a 304: the same answer for every token.
+    public: bool
+    # (lower-case name, validator) of each header parameter, checked as Connexion does.
+    headers: tuple[tuple[bytes, Draft202012Validator], ...]
+    definition: dict = dataclasses.field(repr=False, compare=False, hash=False)
+
+
+class RouteTable:
+    """The operations of a document under a prefix, looked up by request or by handler."""
+
+    def __init__(self, document: dict, prefix: str):
+        self.operations: list[Operation] = []
+        self._paths: list[tuple[re.Pattern, str, dict[str, Operation]]] = []
+        for template, item in document["paths"].items():
+            by_method = {}
+            for method in (m for m in HTTP_METHODS if m in item):
+                definition = item[method]
+                parameters = [resolve(document, p) for p in
+                              [*item.get("parameters", []), *definition.get("parameters", [])]]
+                operation = Operation(
+                    method=method.upper(), route=prefix + template,
+                    handler=f"{definition['x-openapi-router-controller']}."
+                            f"{definition['operationId']}",
+                    needed=scopes_needed(document, definition),
+                    public=method == "get" and "304" in definition.get("responses", {}),
+                    headers=tuple((p["name"].lower().encode("latin-1"),
+                                   Draft202012Validator(p.get("schema", {})))
+                                  for p in parameters if p.get("in") == "header"),
+                    definition=definition)
+                by_method[operation.method] = operation
+                self.operations.append(operation)
+            self._paths.append((path_pattern(prefix + template), prefix + template, by_method))
+        self._by_handler = {operation.handler: operation for operation in self.operations}
+
+    def find(self, method: str, path: str) -> Operation | None:
+        """The operation answering `method` on the concrete request `path` (GET's for HEAD)."""
+        for pattern, _route, by_method in self._paths:
+            if pattern.fullmatch(path):
+                return by_method.get("GET" if method == "HEAD" else method)
+        return None
+
+    def of(self, handler) -> Operation:
+        """The operation a handler function answers (`routes.of(organiser.scan_ticket)`)."""
+        return self._by_handler[f"{handler.__module__}.{handler.__name__}"]
+
+    def named(self, handler_name: str) -> Operation:
+        """The operation of the dotted handler name Connexion routed a request to."""
+        return self._by_handler[handler_name]
+
+    def templates(self) -> list[str]:
+        """Every route template, as request usage is counted under (GET /me)."""
+        return sorted({operation.route for operation in self.operations})
+
+    def allowed_methods(self, path: str) -> list[str]:
+        """The methods the document declares for a concrete request path (HEAD with GET)."""
+        for pattern, _route, by_method in self._paths:
+            if pattern.fullmatch(path):
+                methods = set(by_method) | ({"HEAD"} if "GET" in by_method else set())
+                return sorted(methods)
+        return []
