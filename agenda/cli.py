@@ -15,6 +15,7 @@ from models import (deliveries, demo_data, demo_festivals, demo_people, importin
                     migrate, organisations, outbox, tokens)
 from models.db import make_engine, make_sessionmaker, now
 from models.errors import DomainError
+from models.unit_of_work import transaction
 
 
 class _Database:
@@ -66,7 +67,7 @@ def organisation():
 def organisation_create(name, ticket_shop, suspended):
     """Create an organisation; prints its id."""
     try:
-        with _Database() as database, database.sessions.begin() as session:
+        with _Database() as database, transaction(database.sessions) as session:
             created = organisations.create_organisation(
                 session, name=name, ticket_shop_url=ticket_shop, suspended=suspended)
             click.echo(created.id)
@@ -87,7 +88,7 @@ def token():
 def token_create(organisation_key, scopes, name, per_day):
     """Create a token; the token alone is the last line of the output."""
     try:
-        with _Database() as database, database.sessions.begin() as session:
+        with _Database() as database, transaction(database.sessions) as session:
             owner = organisations.get_organisation(session, organisation_key)
             record, secret = tokens.create_token(
                 session, organisation=owner, name=name,
@@ -104,7 +105,7 @@ def token_create(organisation_key, scopes, name, per_day):
 def token_revoke(prefix):
     """Revoke the token with this visible prefix."""
     try:
-        with _Database() as database, database.sessions.begin() as session:
+        with _Database() as database, transaction(database.sessions) as session:
             record = tokens.revoke_token(session, prefix)
             click.echo(f"revoked {record.prefix}")
     except DomainError as error:
@@ -117,7 +118,7 @@ def token_revoke(prefix):
 def token_set_limit(prefix, per_day):
     """Set the daily quota of the token with this visible prefix."""
     try:
-        with _Database() as database, database.sessions.begin() as session:
+        with _Database() as database, transaction(database.sessions) as session:
             record = tokens.set_daily_limit(session, prefix, per_day)
             click.echo(f"{record.prefix} may make {record.per_day} requests a day")
     except DomainError as error:
@@ -161,7 +162,7 @@ def import_command(file, source):
     """
     lines = file.readlines()
     try:
-        with _Database() as database, database.sessions.begin() as session:
+        with _Database() as database, transaction(database.sessions) as session:
             with _progress(len(lines), "checking") as bar:
                 checked = importing.check(session, lines=lines, source=source,
                                           progress=bar.update)
@@ -196,7 +197,7 @@ def demo_data_command(events, seed):
     """
     with _Database() as database:
         migrate.upgrade(database.engine)
-        with database.sessions.begin() as session, _progress(events, "demo data") as bar:
+        with transaction(database.sessions) as session, _progress(events, "demo data") as bar:
             added = demo_data.add_demo_data(session, events=events, seed=seed,
                                             progress=bar.update)
     click.echo(added.summary())
@@ -289,7 +290,7 @@ def demo(host, port):
     os.environ.setdefault("AGENDA_SITE_URL", f"http://{host}:{port}")
     with _Database() as database:
         migrate.upgrade(database.engine)
-        with database.sessions.begin() as session:
+        with transaction(database.sessions) as session:
             if not demo_data.has_events(session):
                 with _progress(DEMO_EVENTS, "demo data") as bar:
                     added = demo_data.add_demo_data(session, events=DEMO_EVENTS, seed=DEMO_SEED,
@@ -392,7 +393,7 @@ def person():
 def person_create(email, handle, name, password, roles, private):
     """Create a member who signs in with EMAIL and a password (for OAuth and the pages)."""
     try:
-        with _Database() as database, database.sessions.begin() as session:
+        with _Database() as database, transaction(database.sessions) as session:
             member = members.create_person(session, email=email, handle=handle, name=name,
                                            password=password, now=now(),
                                            visibility="private" if private else "public")
@@ -415,7 +416,7 @@ def person_link(email):
         raise click.ClickException("AGENDA_SECRET_KEY is not set: waiting tickets are found "
                                    "through a keyed hash made with the service's key.")
     try:
-        with _Database() as database, database.sessions.begin() as session:
+        with _Database() as database, transaction(database.sessions) as session:
             member, linked = deliveries.link_by_address(
                 session, email=email, secret_key=database.settings.secret_key, now=now())
             click.echo(f"linked {linked} waiting ticket{'s' * (linked != 1)} to {member.handle}")

@@ -1,9 +1,9 @@
 """What a request handler can reach: the settings, its database session, caller and id.
 
-The session is opened lazily on first use and committed once after the handler
-returned a non-error response (or an error that called `keep_on_error`); anything
-else rolls it back (one transaction per request). Domain code calls `flush()`,
-never `commit()`.
+The request's unit of work (models/unit_of_work.py) opens its session on first
+use and commits it once after the handler returned a non-error response (or an
+error that called `keep_on_error`); anything else rolls it back. Domain code calls
+`flush()`, never `commit()`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from flask import current_app, g, request
 
 from edge.state import RequestState
 from models.errors import NotFound
+from models.unit_of_work import UnitOfWork
 from models.tokens import Caller
 
 # Flask endpoints and blueprints outside the OpenAPI document (served at the site root).
@@ -30,11 +31,16 @@ def settings():
     return service().settings
 
 
+def unit() -> UnitOfWork:
+    """The request's unit of work (models/unit_of_work.py)."""
+    if "unit" not in g:
+        g.unit = UnitOfWork(service().sessions)
+    return g.unit
+
+
 def session():
     """The request's database session, opened on first use."""
-    if "db_session" not in g:
-        g.db_session = service().sessions()
-    return g.db_session
+    return unit().session
 
 
 def caller() -> Caller:
@@ -92,13 +98,14 @@ def install(flask_app) -> None:
     def _commit(response):
         # Also set here (not only by the outer middleware) so response validation sees it.
         response.headers["X-Request-Id"] = request_id()
-        db_session = g.get("db_session")
-        if db_session is not None and (response.status_code < 400 or g.get("keep_on_error")):
-            db_session.commit()
+        request_unit = g.pop("unit", None)
+        if request_unit is not None:
+            request_unit.close(commit=response.status_code < 400 or g.get("keep_on_error", False))
         return response
 
     @flask_app.teardown_request
     def _close(_exc):
-        db_session = g.pop("db_session", None)
-        if db_session is not None:
-            db_session.close()
+        # A request that failed before its answer: nothing it did is kept.
+        request_unit = g.pop("unit", None)
+        if request_unit is not None:
+            request_unit.close(commit=False)

@@ -25,6 +25,7 @@ counted twice. `AGENDA_DOOR_LANE=false` sends every scan the full way.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import Callable
@@ -40,6 +41,7 @@ from edge.middleware import read_body
 from edge.openapi import body_errors, compiled
 from edge.routes import Operation
 from edge.state import RequestState
+from models.unit_of_work import transaction
 
 log = logging.getLogger("agenda.doors")
 
@@ -102,7 +104,8 @@ class DoorLane:
 
     def _scan(self, caller, body: dict) -> dict:
         """The handler's scan, on a door thread, on its own connection."""
-        return self.scan(self.service.direct, self.service.sessions.begin, caller, body)
+        return self.scan(self.service.direct, functools.partial(transaction, self.service.sessions),
+                         caller, body)
 
     async def _answer(self, send, data: dict, request_id: str) -> None:
         body = answers.envelope(orjson.dumps(data), request_id, {})

@@ -4,7 +4,7 @@ Every answer is about the token's own organisation: private, never cached, and
 an event of another organisation is a 404 exactly like a missing one.
 """
 
-from edge.context import caller, seconds_since_arrival, service, session, settings
+from edge.context import caller, seconds_since_arrival, service, session, settings, unit
 from handlers import envelope
 from handlers.schemas.organiser import (AttendanceSchema, DeliveryResultSchema, ExternalSalesSchema,
                                         ExternalTicketsStatusSchema, ScanResultSchema)
@@ -72,7 +72,7 @@ def deliver_external_tickets(id_: str, body: dict):
                              sender_address=current.contact,
                              timeout=max(deliveries.SEND_BUDGET_SECONDS, 1.0))
     delivery = deliveries.deliver_and_send(
-        service().sessions, organisation_id=caller().organisation_id, event_key=id_,
+        unit(), organisation_id=caller().organisation_id, event_key=id_,
         source=body.get("source", "other"), items=body["items"], invite=body.get("invite", True),
         secret_key=current.secret_key, site_url=current.site_url, mailer=mailer, budget=budget,
         now=now())

@@ -14,7 +14,6 @@ import contextlib
 import functools
 from urllib.parse import urlsplit
 
-
 import orjson
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -25,6 +24,7 @@ from edge.state import RequestState
 from mcp_server import identity as identities
 from mcp_server import tools
 from models.errors import DomainError, Forbidden, RateLimited, Unauthorized
+from models.unit_of_work import transaction
 
 PATH = "/mcp"
 # What a client should ask for when it connects (consent narrows it to the person's role).
@@ -108,7 +108,7 @@ class McpEndpoint:
     def _authenticate(self, token: str, *, called: str | None):
         """MCP's callers: live API tokens and OAuth access tokens for {site_url}/mcp, who
         must hold the scope of the tool they call (on an admission thread)."""
-        with self.service.sessions.begin() as session:
+        with transaction(self.service.sessions) as session:
             who = identities.authenticate(
                 session, token, resource=f"{self.service.settings.site_url}{PATH}")
         needed = tools.SCOPES.get(called) if called else None

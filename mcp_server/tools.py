@@ -39,6 +39,7 @@ from models import (accounts, artists, attendance, badges, calendar, cities, doo
                     festivals, genres, organisations, releases, sales, venues)
 from models.db import now
 from models.errors import DomainError
+from models.unit_of_work import transaction
 
 # The scope every tool needs (tools/list shows a tool only to a token that may call it).
 SCOPES: dict[str, str] = {}
@@ -114,7 +115,7 @@ def opened(ctx: Context, scope: str):
     if not identity.may(scope):
         raise ToolError(f"This token lacks the scope {scope!r} this tool needs.")
     try:
-        with service.sessions.begin() as session, \
+        with transaction(service.sessions) as session, \
                 SchemaContext({"site_url": service.settings.site_url}):
             yield Call(session=session, settings=service.settings, identity=identity,
                        service=service)

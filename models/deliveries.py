@@ -29,7 +29,7 @@ import time
 from collections import defaultdict
 
 from sqlalchemy import func, select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from models import badges, outbox
 from models.db import insert_rows, new_id
@@ -38,6 +38,7 @@ from models.events import Event, get_own_event
 from models.mail import Mailer
 from models.people import Mark, Person
 from models.tickets import DeliveryBatch, Ticket
+from models.unit_of_work import UnitOfWork
 
 MAX_ITEMS = 500
 # Seconds a delivering request may take in all, from its arrival: reading and checking
@@ -249,28 +250,27 @@ def deliver_tickets(session: Session, *, event: Event, source: str, items: list[
     return delivery
 
 
-def deliver_and_send(sessions: sessionmaker, *, organisation_id: str, event_key: str,
+def deliver_and_send(unit: UnitOfWork, *, organisation_id: str, event_key: str,
                      source: str, items: list[dict], invite: bool, secret_key: str,
                      site_url: str, mailer: Mailer, budget: float, now: int) -> Delivery:
-    """Deliver in one committed transaction, then send this delivery's mails with what the
+    """Deliver in `unit`, commit that step, then send this delivery's mails with what the
     delivery left of `budget` seconds.
 
-    The one place that commits instead of flushing, on purpose: a mail must never
+    The delivery is a step committed before any mail, on purpose: a mail must never
     tell about a ticket whose transaction could still roll back, and the answer must
     report what was sent. So the tickets, the batch and the queued mails are
     committed first (all or nothing); then each mail is claimed, sent and recorded
-    in its own short transaction (models.outbox); whatever the budget leaves is
-    still queued, safely, for the worker. A failure after the commit cannot undo
-    the delivery, and sending the same list again only yields duplicates.
+    in its own short step (models.outbox); whatever the budget leaves is still
+    queued, safely, for the worker. A failure after the commit cannot undo the
+    delivery, and sending the same list again only yields duplicates.
     """
     started = time.monotonic()
-    with sessions.begin() as session:
-        event = get_own_event(session, event_key, organisation_id=organisation_id)
-        delivery = deliver_tickets(session, event=event, source=source, items=items,
-                                   invite=invite, secret_key=secret_key, site_url=site_url,
-                                   now=now)
+    event = get_own_event(unit.session, event_key, organisation_id=organisation_id)
+    delivery = deliver_tickets(unit.session, event=event, source=source, items=items,
+                               invite=invite, secret_key=secret_key, site_url=site_url, now=now)
+    unit.commit_step()
     try:
-        sent = outbox.send_due(sessions, mailer=mailer, now=now, batch_id=delivery.batch_id,
+        sent = outbox.send_due(unit.sessions, mailer=mailer, now=now, batch_id=delivery.batch_id,
                                budget=max(0.0, budget - (time.monotonic() - started)))
     finally:
         mailer.close()

@@ -113,7 +113,7 @@ def scan(direct: Direct, transaction: Transaction, *, organisation_id: str, scan
          event_id: str | None, now: int) -> Verdict:
     """Validate `scanned` for the organisation's door and mark the ticket used: `direct`
     (`DirectStatements.execute`) reads and takes it; a ticket with a holder account is taken
-    and its badges awarded in the session of `transaction()` (`sessions.begin`, or `within`
+    and its badges awarded in the session of `transaction()` (a unit of work's `transaction`, or `within`
     a request's session). See the module's text."""
     code = code_of(scanned)
     if "\x00" in code or (event_id and "\x00" in event_id):

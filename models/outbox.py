@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from models.db import insert_rows
 from models.mail import Mailer, MailError
 from models.tickets import OutboxMail, Ticket
+from models.unit_of_work import unit_of_work
 
 QUEUED = ("pending", "failed")
 WAITING = "ticket_waiting"
@@ -116,29 +117,28 @@ def send_due(sessions: sessionmaker, *, mailer: Mailer, now: int, batch_id: str 
     """
     started = clock()
     report = SendReport()
-    # One connection for the run, one transaction per mail.
-    with sessions() as session:
-        with session.begin():
-            todo = session.execute(_scope(
-                select(OutboxMail.id, OutboxMail.attempts).where(_due(now)), batch_id)
-                .order_by(OutboxMail.id).limit(limit)).all()
+    # One connection for the run; each mail is a step committed as it is sent.
+    with unit_of_work(sessions) as unit:
+        session = unit.session
+        todo = session.execute(_scope(
+            select(OutboxMail.id, OutboxMail.attempts).where(_due(now)), batch_id)
+            .order_by(OutboxMail.id).limit(limit)).all()
+        unit.commit_step()
         for mail_id, attempts in todo:
             if budget is not None and clock() - started >= budget:
                 report.budget_out = True
                 break
-            with session.begin():
-                outcome, unreachable = _send_one(session, mailer=mailer, mail_id=mail_id,
-                                                 attempts=attempts, now=now)
+            outcome, unreachable = _send_one(session, mailer=mailer, mail_id=mail_id,
+                                             attempts=attempts, now=now)
+            unit.commit_step()
             report.mailed += outcome == "sent"
             report.failed += outcome == "failed"
             report.dead += outcome == "dead"
             if unreachable:
                 report.unreachable = True
                 break
-        with session.begin():
-            report.left = session.scalar(_scope(
-                select(func.count(OutboxMail.id)).where(OutboxMail.status == "pending"),
-                batch_id))
+        report.left = session.scalar(_scope(
+            select(func.count(OutboxMail.id)).where(OutboxMail.status == "pending"), batch_id))
     return report
 
 
