@@ -218,11 +218,11 @@ class BodyValidator(JSONRequestBodyValidator):
             return json.loads(raw.decode(self._encoding))
         except (UnicodeDecodeError, LookupError):
             raise BadRequest([{"name": "body", "in": "body",
-                               "message": f"is not valid {self._encoding} text"}])
+                               "message": f"is not valid {self._encoding} text"}]) from None
         except json.JSONDecodeError as error:
             raise BadRequest([{"name": "body", "in": "body",
                                "message": f"is not valid JSON: {error.msg} at "
-                                          f"line {error.lineno} column {error.colno}"}])
+                                          f"line {error.lineno} column {error.colno}"}]) from None
 
     def _validate(self, body):
         if body is None:
@@ -230,7 +230,7 @@ class BodyValidator(JSONRequestBodyValidator):
         params = body_errors(compiled(self._schema), body)
         if params:
             raise BadRequest(params)
-        return None
+        return
 
 
 class ResponseValidator(JSONResponseBodyValidator):

@@ -674,7 +674,7 @@ def _write_organisation(session: Session, values: dict) -> tuple[object, str]:
     if created:
         stamp = now()
         organisation = Organisation(id=values["id"], created_at=stamp, suspended=False,
-                                    since=dt.datetime.fromtimestamp(stamp, dt.timezone.utc).year)
+                                    since=dt.datetime.fromtimestamp(stamp, dt.UTC).year)
     if values["since"] is None:
         values["since"] = organisation.since
     changed = _assign(organisation, values)

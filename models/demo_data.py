@@ -483,7 +483,7 @@ class Builder:
         self.seed, self.today, self.prefix = seed, today, prefix_of(seed)
         # Slugs of the parts titles are made of: folding text is much of the cost of an event.
         self._slugs = {text: slugify(text) for text in (*CONCEPTS, *GENRE_WEIGHTS)}
-        midnight = dt.datetime.combine(today, dt.time(), tzinfo=dt.timezone.utc)
+        midnight = dt.datetime.combine(today, dt.time(), tzinfo=dt.UTC)
         self.stamp = int(midnight.timestamp())
         self.cities = _weights({city: city.weight for city in CITIES})
         self.genres = _weights(GENRE_WEIGHTS)

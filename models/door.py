@@ -14,7 +14,8 @@ import contextlib
 import dataclasses
 import datetime as dt
 import re
-from typing import Callable, ContextManager, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import bindparam, select, update
@@ -106,7 +107,7 @@ def door_window(event: Event) -> tuple[dt.datetime, dt.datetime]:
 
 # `DirectStatements.execute`, and a context manager's factory giving a session in a transaction.
 Direct = Callable[[object, dict], list]
-Transaction = Callable[[], ContextManager[Session]]
+Transaction = Callable[[], contextlib.AbstractContextManager[Session]]
 
 
 def scan(direct: Direct, transaction: Transaction, *, organisation_id: str, scanned: str,
@@ -124,7 +125,7 @@ def scan(direct: Direct, transaction: Transaction, *, organisation_id: str, scan
                                                   "organisation_id": organisation_id})]
     if not candidates:
         return _refuse("unknown", "No ticket with this code for this organisation.", now=now)
-    moment = dt.datetime.fromtimestamp(now, dt.timezone.utc)
+    moment = dt.datetime.fromtimestamp(now, dt.UTC)
     if event_id is not None:
         wanted = [(t, e) for t, e in candidates if event_id in (e.id, e.slug)]
         if not wanted:

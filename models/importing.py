@@ -118,7 +118,8 @@ def _parse(text: str, source: str | None) -> tuple[str, dict]:
         record = json.loads(text)
     except json.JSONDecodeError as error:
         raise BadRequest([{"name": "line", "in": "body",
-                           "message": f"is not JSON ({error.msg} at column {error.colno})"}])
+                           "message": f"is not JSON ({error.msg} at column {error.colno})"}]) \
+            from None
     if not isinstance(record, dict):
         raise BadRequest([{"name": "line", "in": "body", "message": "is not a JSON object"}])
     kind = record.pop("kind", None)

@@ -13,6 +13,7 @@ mail against a server that is down).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import smtplib
 import ssl
@@ -145,10 +146,8 @@ class SmtpMailer:
     def _drop(self) -> None:
         smtp, self._smtp = self._smtp, None
         if smtp is not None:
-            try:
+            with contextlib.suppress(OSError):
                 smtp.close()
-            except OSError:
-                pass
 
     def close(self) -> None:
         """Say goodbye to the server, if connected."""

@@ -49,8 +49,8 @@ def times(event: Event) -> tuple[dt.datetime, dt.datetime]:
     start, end = dt.time.fromisoformat(event.start), dt.time.fromisoformat(event.end)
     if end <= start:
         last += dt.timedelta(days=1)
-    return (dt.datetime.combine(first, start, zone).astimezone(dt.timezone.utc),
-            dt.datetime.combine(last, end, zone).astimezone(dt.timezone.utc))
+    return (dt.datetime.combine(first, start, zone).astimezone(dt.UTC),
+            dt.datetime.combine(last, end, zone).astimezone(dt.UTC))
 
 
 def _utc(moment: dt.datetime) -> str:

@@ -17,10 +17,10 @@ ERAS = ["legacy", "2026-07-28"]
 async def connected(site: str, era: str, *, token: str | None = None, auth=None):
     """An SDK client on {site}/mcp with a bearer token or an `httpx2.Auth` (OAuth)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, auth=auth, timeout=20) as http:
-        async with Client(streamable_http_client(f"{site}/mcp", http_client=http), mode=era,
-                          cache=None) as client:
-            yield client
+    async with httpx2.AsyncClient(headers=headers, auth=auth, timeout=20) as http, \
+            Client(streamable_http_client(f"{site}/mcp", http_client=http), mode=era,
+                   cache=None) as client:
+        yield client
 
 
 def run(work, *args):

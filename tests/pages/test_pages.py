@@ -21,8 +21,7 @@ NIGHT = dt.date(2031, 5, 2)  # a Friday, in the future for years to come
 
 
 def _get(client, path: str, lang: str = "en", **headers):
-    response = client.get(path, params={"lang": lang} if lang else None, headers=headers)
-    return response
+    return client.get(path, params={"lang": lang} if lang else None, headers=headers)
 
 
 def _text(response) -> str:
@@ -111,7 +110,8 @@ def test_pages_are_public_cacheable_and_locked_down(client, night):
 
 
 def test_everything_shown_is_escaped(client, db):
-    event = EventFactory(title='<script>alert("x")</script>', slug="scripted", description="a & b <b>bold</b>",
+    event = EventFactory(title='<script>alert("x")</script>', slug="scripted",
+                         description="a & b <b>bold</b>",
                          venue=VenueFactory(name='"><img src=x onerror=alert(1)>'))
     response = _get(client, f"/events/{event.slug}")
     assert "<script>alert" not in response.text and "<img src=x" not in response.text
@@ -230,8 +230,8 @@ def test_a_city_pages_statements_do_not_grow_with_its_venues(client, db):
     for slug in ("zwolle", "kampen"):
         statements = []
 
-        def count(*_args):
-            statements.append(1)
+        def count(*_args, seen=statements):
+            seen.append(1)
 
         sqlalchemy_events.listen(db.get_bind(), "before_cursor_execute", count)
         try:
