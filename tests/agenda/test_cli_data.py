@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from sqlalchemy import delete, func, or_, select
 
 from agenda import cli
-from models import demo_data
+from agenda.demo import catalogue as demo_data
 from models.artists import Artist
 from models.db import make_engine, make_sessionmaker
-from models.demo_people import DEMO_ORGANISATION
+from agenda.demo.people import DEMO_ORGANISATION
 from models.events import Event, EventArtist, EventGenre
 from models.organisations import Organisation
 from models.people import Mark, Membership, Person

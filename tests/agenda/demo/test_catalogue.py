@@ -5,7 +5,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select, text
 
-from models import demo_data
+from agenda.demo import catalogue as demo_data
 from models.artists import Artist
 from models.events import MAX_SPAN_DAYS, STATUSES, Event, EventArtist, denormalize
 from models.genres import GENRES
@@ -17,7 +17,7 @@ TODAY = dt.date(2026, 11, 25)
 GENRE_NAMES = {name for name, _group in GENRES}
 # (lat, lng) boxes around each country.
 BOXES = {"NL": ((50.75, 53.7), (3.2, 7.25)), "BE": ((49.49, 51.51), (2.54, 6.41))}
-# The demo organisation's own nights, written with every agenda (models.demo_people).
+# The demo organisation's own nights, written with every agenda (agenda.demo.people).
 NIGHTS = 10
 
 

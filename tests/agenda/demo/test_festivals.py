@@ -4,7 +4,9 @@ import datetime as dt
 
 from sqlalchemy import func, select
 
-from models import demo_data, demo_festivals, festivals
+from agenda.demo import catalogue as demo_data
+from agenda.demo import festivals as demo_festivals
+from models import festivals
 from models.badges import EarnedBadge
 from models.events import Event
 from models.festivals import FestivalFigures, TokenReport

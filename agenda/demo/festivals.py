@@ -21,7 +21,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from models import badges, festivals
-from models.demo_data import Added, add_rows
+from agenda.demo.catalogue import Added, add_rows
 from models.events import Event
 from models.festivals import TokenReport
 from models.people import Mark, Person

@@ -3,7 +3,7 @@
 `generate` builds the rows from a seed and a day (the same pair gives the same
 rows); `add_demo_data` writes the ones the database lacks with bulk inserts,
 then the people who go out and the demo organisation's own nights
-(`models.demo_people`).
+(`agenda.demo.people`).
 Every id carries the seed (`demo1-evt-42`), so running it again with the same
 seed adds only what is missing and never a record twice; another seed builds
 another agenda beside it. The people, places and nights are made up; the
@@ -235,7 +235,7 @@ class Sizes:
                    venues=_clamp(events // 50, 12, 3000), artists=artists,
                    releases=_clamp(artists // 2, 20, 3000),
                    festivals=_clamp(events // 500, 2, len(FESTIVALS) * 5),
-                   # At least the demo organisation's crowd (models.demo_people.CROWD).
+                   # At least the demo organisation's crowd (agenda.demo.people.CROWD).
                    people=_clamp(events // 5, 300, 30_000))
 
 
@@ -269,8 +269,9 @@ def add_demo_data(session: Session, *, events: int, seed: int, today: dt.date | 
     is called with the number of events handled after each batch. The people,
     their nights out and the demo organisation's nights follow the agenda.
     """
-    # models.demo_people and models.demo_festivals build on this module.
-    from models import demo_festivals, demo_people
+    # agenda.demo.people and agenda.demo.festivals build on this module.
+    from agenda.demo import festivals as demo_festivals
+    from agenda.demo import people as demo_people
 
     today = today or today_in_amsterdam()
     builder = Builder(events=events, seed=seed, today=today)
@@ -298,7 +299,7 @@ def add_demo_data(session: Session, *, events: int, seed: int, today: dt.date | 
 def add_tonight(session: Session, *, seed: int, today: dt.date | None = None) -> Added:
     """Tonight's events of the demo organisation, with their tickets, when the demo data of
     `seed` is there and they are not (a later day's `agenda demo`); flushes only."""
-    from models import demo_people
+    from agenda.demo import people as demo_people
 
     added = Added(seed=seed)
     if session.get(Person, f"{prefix_of(seed)}per-0") is None:

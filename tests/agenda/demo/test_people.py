@@ -5,7 +5,8 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select
 
-from models import demo_data, demo_people
+from agenda.demo import catalogue as demo_data
+from agenda.demo import people as demo_people
 from models.db import now
 from models.events import Event
 from models.people import PROVINCES, Mark, Membership, Person

@@ -10,7 +10,7 @@ its own: past nights its regulars attended, tonight's two events with tickets
 to scan, a coming night with an audience, and a coming event sold by an
 external shop with a delivery and a sales count.
 
-`add_people` writes them through `models.demo_data.add_rows`: a person's
+`add_people` writes them through `agenda.demo.catalogue.add_rows`: a person's
 history goes in with the person and an event's tickets with the event, so a
 second run adds only what a new day brings (tonight's events, whose ids hold
 the date) and never a row twice.
@@ -28,8 +28,8 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from models import demo_data
-from models.demo_data import (
+from agenda.demo import catalogue as demo_data
+from agenda.demo.catalogue import (
     CONCEPTS,
     FIRST_NAMES,
     GENRE_WEIGHTS,
