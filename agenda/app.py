@@ -17,18 +17,20 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
+from adapters.direct import DirectStatements
+from adapters.watch import Watch, forget_on_commit
 from agenda.settings import Settings, load
 from edge import cache, context, openapi
 from edge.admission import bearer_handler
 from edge.door_lane import DoorLane
-from edge.routes import RouteTable
 from edge.limits import Usage
 from edge.middleware import RequestMiddleware
 from edge.problems import ErrorHandlers
+from edge.routes import RouteTable
 from handlers import organiser
 from mcp_server.endpoint import McpEndpoint
-from models.db import DirectStatements, make_engine, make_sessionmaker
-from models.watch import Watch, forget_on_commit
+from models.db import make_engine, make_sessionmaker
+from models.stamp import CATALOGUE_TABLES
 from oauth import server as oauth_server
 from oauth import views as oauth_views
 from oauth.prefetch import Prefetch
@@ -67,7 +69,7 @@ class Service:
     admissions: concurrent.futures.ThreadPoolExecutor | None = None
     door_threads: concurrent.futures.ThreadPoolExecutor | None = None
     # What this process knows of tokens and the catalogue stamp without reading the database
-    # (models/watch.py): on PostgreSQL, unless `listen` is off.
+    # (adapters/watch.py): on PostgreSQL, unless `listen` is off.
     watch: Watch | None = None
 
     def close(self) -> None:
@@ -103,7 +105,7 @@ def build_service(settings: Settings) -> Service:
     watch = None
     if settings.listen and engine.dialect.name == "postgresql":
         watch = Watch(settings.database_url).start()
-        forget_on_commit(watch, engine, sessions)
+        forget_on_commit(watch, engine, sessions, catalogue=frozenset(CATALOGUE_TABLES))
     return Service(
         settings=settings, engine=engine, sessions=sessions, watch=watch,
         direct=DirectStatements(direct_engine).execute, direct_engine=direct_engine,

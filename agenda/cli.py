@@ -9,13 +9,13 @@ import time
 
 import click
 
+from adapters import mail
 from agenda.demo import catalogue as demo_data
 from agenda.demo import festivals as demo_festivals
 from agenda.demo import people as demo_people
 from agenda.settings import load
 from edge import openapi
-from models import (deliveries, importing, mail, members, migrate, organisations, outbox,
-                    tokens)
+from models import deliveries, importing, members, migrate, organisations, outbox, tokens
 from models.db import make_engine, make_sessionmaker, now
 from models.errors import DomainError
 from models.unit_of_work import transaction

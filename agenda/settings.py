@@ -33,7 +33,7 @@ class Settings:
     # 2 threads, p99 119 ms against 16). Raise it when the database is far away.
     admission_threads: int = 1
     # PostgreSQL: each process keeps the tokens it has seen and the catalogue stamp, told of
-    # changes by notifications (models/watch.py), instead of reading them every request.
+    # changes by notifications (adapters/watch.py), instead of reading them every request.
     # Off where LISTEN does not work (a PgBouncer pooling transactions), or where nothing
     # commits (the tests' transactions).
     listen: bool = True

@@ -60,7 +60,7 @@ async def admit(service, state: RequestState, gate: Gate, header: str | None,
                 address: str, authenticate: Authenticator | None = None) -> Admission:
     """Admit the request at `gate` the cheapest way there is for it, once (see the module's
     text). Live API tokens by default; a surface with other tokens (MCP) passes its own
-    `authenticate`. A token this process knows (models/watch.py) is counted on the event
+    `authenticate`. A token this process knows (adapters/watch.py) is counted on the event
     loop, in memory or with one round trip to Redis; any other on the admission threads."""
     if state.gate == gate and state.admission is not None:
         if isinstance(state.admission, Exception):

@@ -4,11 +4,12 @@ Every answer is about the token's own organisation: private, never cached, and
 an event of another organisation is a 404 exactly like a missing one.
 """
 
+from adapters import mail
 from edge.context import caller, seconds_since_arrival, service, session, settings, unit
 from handlers import envelope
 from handlers.schemas.organiser import (AttendanceSchema, DeliveryResultSchema, ExternalSalesSchema,
                                         ExternalTicketsStatusSchema, ScanResultSchema)
-from models import attendance, deliveries, door, events, mail, sales
+from models import attendance, deliveries, door, events, sales
 from models.db import now
 from models.tokens import Caller
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import collections
 import math
-import re
 import secrets
 import time
 
 from sqlalchemy import BigInteger, MetaData, String, bindparam, create_engine, event, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 NAMING = {
@@ -102,90 +100,6 @@ def _ping_when_idle(engine: Engine, seconds: float) -> None:
         except engine.dialect.loaded_dbapi.Error as error:
             # The pool discards the connection and checks out another (a new one).
             raise DisconnectionError(f"a pooled connection failed its ping: {error}") from error
-
-
-def rows(connection, statement, params: dict) -> list:
-    """The rows of `statement` on a Core connection (none for a statement without rows): what
-    `DirectStatements.execute` answers, inside a connection's transaction."""
-    result = connection.execute(statement, params)
-    return result.all() if result.returns_rows else []
-
-
-class DirectStatements:
-    """Runs a few hot, prebuilt statements on a pooled DBAPI connection in autocommit, each
-    its own transaction, without the ORM's or the Connection's machinery (~50 µs a statement
-    instead of ~280 µs): the token lookup every request makes, a door's scan.
-    `execute(statement, params)` returns the rows (of a SELECT, or of an UPDATE's RETURNING),
-    each with attribute access, like a Core result's `.all()`.
-
-    No pre-ping: a connection the database dropped fails once, is discarded, and the
-    statement runs again on a new one. (So may a write that had committed as its connection
-    dropped: only a conditional write, which the second time changes nothing, belongs here.)
-    """
-
-    def __init__(self, engine: Engine):
-        self.engine = engine
-        self._compiled: dict[int, tuple[str, dict, tuple, type | None, tuple | None]] = {}
-
-    def execute(self, statement, params: dict) -> list:
-        sql, defaults, order, row_type, processors = self._compile(statement)
-        values = {**defaults, **params}
-        arguments = tuple(values[name] for name in order)
-        dialect = self.engine.dialect
-        for attempt in (1, 2):
-            try:
-                pooled = self.engine.raw_connection()
-            except dialect.loaded_dbapi.Error as error:
-                raise DBAPIError.instance(sql, params, error, dialect.loaded_dbapi.Error,
-                                          connection_invalidated=True) from error
-            try:
-                dialect.set_isolation_level(pooled.dbapi_connection, "AUTOCOMMIT")
-                try:
-                    cursor = pooled.dbapi_connection.cursor()
-                    cursor.execute(sql, arguments)
-                    rows = cursor.fetchall() if row_type else []
-                    cursor.close()
-                finally:
-                    dialect.reset_isolation_level(pooled.dbapi_connection)
-                if processors:
-                    rows = [[value if process is None else process(value)
-                             for process, value in zip(processors, row)] for row in rows]
-                return [row_type._make(row) for row in rows]
-            except dialect.loaded_dbapi.Error as error:
-                dropped = isinstance(error, dialect.loaded_dbapi.OperationalError)
-                if dropped:
-                    pooled.invalidate()
-                if not dropped or attempt == 2:
-                    # As SQLAlchemy raises it, so that the error handler knows it (503).
-                    raise DBAPIError.instance(sql, params, error, dialect.loaded_dbapi.Error,
-                                              connection_invalidated=dropped) from error
-            finally:
-                pooled.close()
-        raise AssertionError("unreachable")
-
-    def _compile(self, statement) -> tuple[str, dict, tuple, type | None, tuple | None]:
-        """(SQL with positional parameters, default values, parameter names in order, row type
-        or None for a statement without rows, the columns' result processors or None where no
-        column has one: SQLite's dates come as text, say)."""
-        known = self._compiled.get(id(statement))
-        if known is None:
-            dialect = self.engine.dialect
-            compiled = statement.compile(dialect=dialect)
-            sql = str(compiled)
-            if compiled.positional:  # SQLite: `?` in order
-                order = tuple(compiled.positiontup)
-            else:  # psycopg: `%(name)s`, rewritten as `%s` (cheaper to bind than a dict)
-                order = tuple(re.findall(r"%\((\w+)\)s", sql))
-                sql = re.sub(r"%\((\w+)\)s", "%s", sql)
-            columns = statement.exported_columns
-            processors = tuple(column.type.dialect_impl(dialect).result_processor(dialect, None)
-                               for column in columns)
-            known = (sql, dict(compiled.params), order,
-                     collections.namedtuple("Row", [column.key for column in columns])
-                     if columns else None,
-                     processors if any(processors) else None)
-            self._compiled[id(statement)] = known
-        return known
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker:

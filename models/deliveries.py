@@ -35,7 +35,7 @@ from models import badges, outbox
 from models.db import insert_rows, new_id
 from models.errors import Conflict, NotFound
 from models.events import Event, get_own_event
-from models.mail import Mailer
+from adapters.mail import Mailer
 from models.people import Mark, Person
 from models.tickets import DeliveryBatch, Ticket
 from models.unit_of_work import UnitOfWork

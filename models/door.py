@@ -3,7 +3,7 @@
 Acceptance is one conditional UPDATE (`status = 'valid'` -> `'used'`), so when
 two doors scan the same ticket at the same moment exactly one of them gets `ok`.
 A scan is one round trip to read and, for a valid ticket, one to take it, each in
-autocommit (`models.db.DirectStatements`): no transaction is needed around them, the
+autocommit (`adapters.direct.DirectStatements`): no transaction is needed around them, the
 UPDATE decides. A ticket with a holder account is taken in a transaction together with
 the badges it earns, so that the two are stored or neither is.
 """

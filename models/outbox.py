@@ -30,7 +30,7 @@ from sqlalchemy import and_, bindparam, case, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from models.db import insert_rows
-from models.mail import Mailer, MailError
+from adapters.mail import Mailer, MailError
 from models.tickets import OutboxMail, Ticket
 from models.unit_of_work import unit_of_work
 

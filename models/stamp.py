@@ -18,7 +18,7 @@ writer at a time and renews the stamp in row triggers.
 
 Since migration 0008 the renewal at commit also notifies the new stamp
 (`pg_notify('agenda_catalogue', ...)`), so that each process knows it without reading
-it (models/watch.py); `POSTGRESQL_FUNCTIONS` below is what 0007 created.
+it (adapters/watch.py); `POSTGRESQL_FUNCTIONS` below is what 0007 created.
 """
 
 from __future__ import annotations

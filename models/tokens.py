@@ -14,11 +14,12 @@ import secrets
 from sqlalchemy import ForeignKey, Integer, String, bindparam, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
+from adapters.direct import rows
+from adapters.watch import KnownToken, Watch
 from models import stamp
-from models.db import Base, Timestamp, new_id, now, rows
+from models.db import Base, Timestamp, new_id, now
 from models.errors import BadRequest, Forbidden, NotFound, Unauthorized
 from models.organisations import Organisation
-from models.watch import KnownToken, Watch
 
 LIVE_PREFIX = "svc_live_"
 SCOPES = ("read", "scan", "attendance", "tickets")
@@ -132,8 +133,8 @@ def authenticate_with_stamp(execute, token: str, watch: Watch | None = None
                             ) -> tuple[Caller, str]:
     """`authenticate`, and the catalogue stamp (models/stamp.py) read in the same statement,
     for the response cache: no extra round trip. `execute(statement, params)` runs a statement
-    and returns its rows: `models.db.DirectStatements.execute` on the request path. With a `watch`
-    (models/watch.py), a token it knows is not read at all, and one read is known after."""
+    and returns its rows: `adapters.direct.DirectStatements.execute` on the request path. With a `watch`
+    (adapters/watch.py), a token it knows is not read at all, and one read is known after."""
     if not token.startswith(LIVE_PREFIX):
         raise Unauthorized("The bearer token is not a live API token.")
     found = known(watch, token)

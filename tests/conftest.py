@@ -13,12 +13,13 @@ import functools
 import pytest
 from sqlalchemy import text
 
+from adapters.direct import rows
 from agenda.app import create_app
-from models import tokens
-from models.db import rows
+from models import migrate, tokens
+from models.db import make_engine
 from tests import factories
 from tests.api import SITE
-from tests.servers import drop_database, migrated_database
+from tests.servers import drop_database, migrated_database, scratch_database
 
 
 @pytest.fixture(scope="session")
@@ -30,7 +31,7 @@ def database_url(worker_id):
 
 
 # The whole application, as a server would run it, plus response validation; not listening
-# for notifications (models/watch.py), as its tests' transactions never commit.
+# for notifications (adapters/watch.py), as its tests' transactions never commit.
 APP_SETTINGS = {"validate_responses": True, "listen": False, "secret_key": "test-secret",
                 "site_url": SITE}
 
@@ -127,3 +128,18 @@ def bearer_of(make_token, organisation):
 def auth(make_token):
     """Headers of a token that holds every scope."""
     return {"Authorization": f"Bearer {make_token('read', 'scan', 'attendance', 'tickets')}"}
+
+
+@pytest.fixture
+def committing(request, worker_id):
+    """(url, engine) of a migrated PostgreSQL database of the test's own, for transactions
+    that commit; the test is skipped on SQLite, for the reason its module's `SQLITE` gives."""
+    url = scratch_database(f"{worker_id}_{request.module.__name__.rpartition('.')[2]}")
+    engine = make_engine(url)
+    if engine.dialect.name != "postgresql":
+        engine.dispose()
+        pytest.skip(request.module.SQLITE)
+    migrate.upgrade(engine)
+    yield url, engine
+    engine.dispose()
+    drop_database(url)

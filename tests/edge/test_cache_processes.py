@@ -1,6 +1,6 @@
 """The response cache across processes: `agenda serve` with two workers sharing Redis,
 while `agenda import` and `agenda demo-data` write the catalogue from processes of their own,
-and `agenda token revoke` revokes the token every worker knows (models/watch.py).
+and `agenda token revoke` revokes the token every worker knows (adapters/watch.py).
 """
 
 import os

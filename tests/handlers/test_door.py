@@ -114,7 +114,8 @@ def test_two_doors_scanning_one_ticket_at_once_get_exactly_one_ok(app, database_
     """Real concurrent transactions on the run's database (committed, then removed)."""
     from sqlalchemy import delete
 
-    from models.db import DirectStatements, make_engine, make_sessionmaker, new_id, now
+    from adapters.direct import DirectStatements
+    from models.db import make_engine, make_sessionmaker, new_id, now
     from models.events import Event, denormalize
     from models.organisations import Organisation
     from models.tickets import Ticket

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from agenda.app import create_app
 from handlers import organiser
 from models import deliveries, outbox, tokens
-from models.mail import mailer_for
+from adapters.mail import mailer_for
 from models.people import Mark
 from models.tickets import DeliveryBatch, OutboxMail, Ticket
 from tests.factories import EventFactory, MarkFactory, OrganisationFactory, PersonFactory

@@ -7,11 +7,11 @@ import functools
 
 from sqlalchemy import select
 
+from adapters.direct import rows
 from models import badges, deliveries, door, importing
 from models.badges import EarnedBadge
-from models.db import now, rows
-from tests.factories import (EventFactory, PersonFactory, TicketFactory, TokenReportFactory,
-                             VenueFactory)
+from models.db import now
+from tests.factories import EventFactory, PersonFactory, TicketFactory, TokenReportFactory, VenueFactory
 
 NIGHT = 1_760_000_000
 

@@ -15,7 +15,7 @@ from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
 from models import outbox
-from models.mail import LogMailer, MailError, SmtpMailer, mailer_for
+from adapters.mail import LogMailer, MailError, SmtpMailer, mailer_for
 from models.tickets import DeliveryBatch, OutboxMail, Ticket
 from tests.factories import EventFactory, TicketFactory
 from tests.servers import free_port

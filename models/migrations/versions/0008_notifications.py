@@ -1,5 +1,5 @@
 """notifications: PostgreSQL tells listening processes of a new catalogue stamp and of
-changed tokens (models/watch.py)
+changed tokens (adapters/watch.py)
 
 Revision ID: 0008
 Revises: 0007
@@ -13,7 +13,7 @@ down_revision = '0007'
 branch_labels = None
 depends_on = None
 
-# 0007's renewal at commit, now also notifying the new stamp (models/watch.py CATALOGUE).
+# 0007's renewal at commit, now also notifying the new stamp (adapters/watch.py CATALOGUE).
 NOTIFYING = """CREATE OR REPLACE FUNCTION catalogue_committing() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -34,7 +34,7 @@ BEGIN
 END $$"""
 
 # What admits a token (models/tokens.py `_TOKEN_ROW`): a change to any of it notifies
-# models/watch.py TOKENS. Not `last_used_at`, which requests themselves keep writing.
+# adapters/watch.py TOKENS. Not `last_used_at`, which requests themselves keep writing.
 TOKENS = [
     """CREATE FUNCTION tokens_changed() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
@@ -51,7 +51,7 @@ TOKENS = [
 
 def upgrade() -> None:
     if op.get_bind().dialect.name != "postgresql":
-        return  # SQLite has no notifications: requests read it every time (models/watch.py).
+        return  # SQLite has no notifications: requests read it every time (adapters/watch.py).
     op.execute(NOTIFYING)
     for statement in TOKENS:
         op.execute(statement)

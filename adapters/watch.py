@@ -30,8 +30,6 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import sessionmaker
 
-from models.stamp import CATALOGUE_TABLES
-
 log = logging.getLogger("agenda.watch")
 CATALOGUE = "agenda_catalogue"
 TOKENS = "agenda_tokens"
@@ -178,12 +176,13 @@ class Watch:
                 self._tokens.clear()
 
 
-def forget_on_commit(watch: Watch, engine: Engine, sessions: sessionmaker) -> None:
+def forget_on_commit(watch: Watch, engine: Engine, sessions: sessionmaker, *,
+                     catalogue: frozenset[str]) -> None:
     """Have `watch` forget, as a session of `sessions` commits, what its statements on
-    `engine` changed: this process's next request reads it, even before the notification
-    of the commit has come back. (Other processes wait for the notification.)"""
+    `engine` changed (the stamp when one of the `catalogue` tables changed): this process's
+    next request reads it, even before the notification of the commit has come back.
+    (Other processes wait for the notification.)"""
     written = threading.local()
-    catalogue = frozenset(CATALOGUE_TABLES)
 
     @event.listens_for(engine, "after_cursor_execute")
     def _written(_connection, _cursor, _statement, _parameters, context, _many):

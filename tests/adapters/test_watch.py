@@ -1,4 +1,4 @@
-"""What a process knows without reading the database (models/watch.py): tokens and the
+"""What a process knows without reading the database (adapters/watch.py): tokens and the
 catalogue stamp, kept by PostgreSQL notifications of committed changes. Committed
 transactions on a database of its own."""
 
@@ -7,10 +7,12 @@ import time
 import pytest
 from sqlalchemy import text
 
+from adapters.direct import DirectStatements
+from adapters.watch import APPLICATION_NAME, Watch, forget_on_commit
 from models import organisations, tokens
-from models.db import DirectStatements, make_sessionmaker
+from models.db import make_sessionmaker
 from models.errors import Forbidden, Unauthorized
-from models.watch import APPLICATION_NAME, Watch, forget_on_commit
+from models.stamp import CATALOGUE_TABLES
 
 SQLITE = "SQLite has no notifications; every request reads it"
 
@@ -156,7 +158,7 @@ def test_a_lost_connection_means_reading_until_it_is_back(database, token, watch
 
 def test_this_processs_own_commit_is_forgotten_at_once(database, token, watch):
     _, engine, sessions = database
-    forget_on_commit(watch, engine, sessions)
+    forget_on_commit(watch, engine, sessions, catalogue=frozenset(CATALOGUE_TABLES))
     reads = CountedReads(engine)
     tokens.authenticate_with_stamp(reads, token, watch)
     with sessions.begin() as session:

@@ -9,7 +9,8 @@ from sqlalchemy.exc import DBAPIError
 from models import door, migrate, organisations, tokens
 from models.releases import Release
 from models.tokens import ApiToken
-from models.db import DirectStatements, make_engine, make_sessionmaker
+from adapters.direct import DirectStatements
+from models.db import make_engine, make_sessionmaker
 from tests.servers import drop_database, scratch_database
 
 
