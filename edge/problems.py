@@ -37,6 +37,51 @@ MESSAGES = {
 DATABASE_RETRY_AFTER = 5
 
 
+class TransportError(Exception):
+    """A request refused for how it came (method, media type, size), before any domain code."""
+
+    status_code = 400
+    code = "bad_request"
+    default_message = "The request failed."
+
+    def __init__(self, message: str | None = None, *, headers: dict | None = None):
+        super().__init__(message or self.default_message)
+        self.message = message or self.default_message
+        self.headers = headers or {}
+
+
+class MethodNotAllowed(TransportError):
+    """The path exists but not with this method."""
+
+    status_code = 405
+    code = "method_not_allowed"
+    default_message = "This method is not allowed on this path."
+
+
+class NotAcceptable(TransportError):
+    """The client accepts no media type this service produces."""
+
+    status_code = 406
+    code = "not_acceptable"
+    default_message = "This service answers with application/json only."
+
+
+class PayloadTooLarge(TransportError):
+    """The request body is over the size cap."""
+
+    status_code = 413
+    code = "payload_too_large"
+    default_message = "The request body is too large."
+
+
+class UnsupportedMediaType(TransportError):
+    """The request body is not of a media type the operation accepts."""
+
+    status_code = 415
+    code = "unsupported_media_type"
+    default_message = "The request body must be application/json."
+
+
 def error_body(status: int, message: str, request_id: str, *, code: str | None = None,
                details: dict | None = None) -> bytes:
     """The serialized error envelope."""
@@ -61,6 +106,7 @@ class ErrorHandlers:
     def install(self, app) -> None:
         """Register every handler on the Connexion app."""
         app.add_error_handler(errors.DomainError, self.domain_error)
+        app.add_error_handler(TransportError, self.transport_error)
         app.add_error_handler(ProblemException, self.connexion_problem)
         app.add_error_handler(HTTPException, self.http_exception)
         app.add_error_handler(Exception, self.unexpected)
@@ -83,10 +129,16 @@ class ErrorHandlers:
         headers = dict(exc.headers)
         if isinstance(exc, errors.BadRequest):
             return self.respond(request, 400, exc.message, details={"params": exc.params})
-        if isinstance(exc, errors.MethodNotAllowed):
-            headers["Allow"] = ", ".join(self.allowed_methods(request.url.path))
         return self.respond(request, exc.status_code, exc.message, code=exc.code,
                             details=exc.details, headers=headers)
+
+    def transport_error(self, request, exc: TransportError) -> ConnexionResponse:
+        """Requests refused for how they came (a body over the cap read inside Connexion)."""
+        headers = dict(exc.headers)
+        if isinstance(exc, MethodNotAllowed):
+            headers["Allow"] = ", ".join(self.allowed_methods(request.url.path))
+        return self.respond(request, exc.status_code, exc.message, code=exc.code,
+                            headers=headers)
 
     def connexion_problem(self, request, exc: ProblemException) -> ConnexionResponse:
         """Problems raised inside Connexion (body required, media type, resolver, ...)."""
@@ -95,7 +147,7 @@ class ErrorHandlers:
                       exc.detail, request_id_of(request))
             return self.respond(request, 500, errors.DomainError.default_message)
         if isinstance(exc, UnsupportedMediaTypeProblem):
-            return self.respond(request, 415, errors.UnsupportedMediaType.default_message,
+            return self.respond(request, 415, UnsupportedMediaType.default_message,
                                 headers={"Accept": "application/json"})
         if isinstance(exc, BadRequestProblem) or exc.status == 400:
             return self.respond(request, 400, "The request is not valid.", details={

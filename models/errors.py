@@ -60,44 +60,12 @@ class NotFound(DomainError):
         super().__init__(message)
 
 
-class MethodNotAllowed(DomainError):
-    """The path exists but not with this method."""
-
-    status_code = 405
-    code = "method_not_allowed"
-    default_message = "This method is not allowed on this path."
-
-
-class NotAcceptable(DomainError):
-    """The client accepts no media type this service produces."""
-
-    status_code = 406
-    code = "not_acceptable"
-    default_message = "This service answers with application/json only."
-
-
 class Conflict(DomainError):
     """The request conflicts with the state of the resource."""
 
     status_code = 409
     code = "conflict"
     default_message = "The request conflicts with the current state of the resource."
-
-
-class PayloadTooLarge(DomainError):
-    """The request body is over the size cap."""
-
-    status_code = 413
-    code = "payload_too_large"
-    default_message = "The request body is too large."
-
-
-class UnsupportedMediaType(DomainError):
-    """The request body is not of a media type the operation accepts."""
-
-    status_code = 415
-    code = "unsupported_media_type"
-    default_message = "The request body must be application/json."
 
 
 class RateLimited(DomainError):
