@@ -1,5 +1,9 @@
 """The error envelope: the one place that turns every failure into a response.
 
+`KINDS` is the one table of error kinds: the HTTP status and `error.code` of each domain
+error (`models.errors`) and of each transport error (defined here: a method, media type or
+body size refused before any domain code runs).
+
 Registered on the Connexion app, so errors raised in Connexion's middleware
 (routing, security, validation) get the same body as errors raised in handlers.
 """
@@ -24,24 +28,12 @@ from models import errors
 
 log = logging.getLogger("agenda.errors")
 
-CODES = {
-    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-    405: "method_not_allowed", 406: "not_acceptable", 409: "conflict",
-    413: "payload_too_large", 415: "unsupported_media_type", 429: "rate_limited",
-    500: "internal_error", 501: "not_implemented", 503: "service_unavailable",
-}
-MESSAGES = {
-    404: "No such resource.",
-    405: "This method is not allowed on this path.",
-}
 DATABASE_RETRY_AFTER = 5
 
 
 class TransportError(Exception):
     """A request refused for how it came (method, media type, size), before any domain code."""
 
-    status_code = 400
-    code = "bad_request"
     default_message = "The request failed."
 
     def __init__(self, message: str | None = None, *, headers: dict | None = None):
@@ -53,33 +45,54 @@ class TransportError(Exception):
 class MethodNotAllowed(TransportError):
     """The path exists but not with this method."""
 
-    status_code = 405
-    code = "method_not_allowed"
     default_message = "This method is not allowed on this path."
 
 
 class NotAcceptable(TransportError):
     """The client accepts no media type this service produces."""
 
-    status_code = 406
-    code = "not_acceptable"
     default_message = "This service answers with application/json only."
 
 
 class PayloadTooLarge(TransportError):
     """The request body is over the size cap."""
 
-    status_code = 413
-    code = "payload_too_large"
     default_message = "The request body is too large."
 
 
 class UnsupportedMediaType(TransportError):
     """The request body is not of a media type the operation accepts."""
 
-    status_code = 415
-    code = "unsupported_media_type"
     default_message = "The request body must be application/json."
+
+
+# The one table of error kinds: each one's HTTP status and `error.code`. A kind not listed
+# answers as its nearest listed base class.
+KINDS: dict[type[Exception], tuple[int, str]] = {
+    errors.BadRequest: (400, "bad_request"),
+    errors.Unauthorized: (401, "unauthorized"),
+    errors.Forbidden: (403, "forbidden"),
+    errors.ScopeMissing: (403, "insufficient_scope"),
+    errors.NotFound: (404, "not_found"),
+    MethodNotAllowed: (405, "method_not_allowed"),
+    NotAcceptable: (406, "not_acceptable"),
+    errors.Conflict: (409, "conflict"),
+    PayloadTooLarge: (413, "payload_too_large"),
+    UnsupportedMediaType: (415, "unsupported_media_type"),
+    errors.RateLimited: (429, "rate_limited"),
+    errors.NotImplementedYet: (501, "not_implemented"),
+    errors.ServiceUnavailable: (503, "service_unavailable"),
+    errors.DomainError: (500, "internal_error"),
+    TransportError: (400, "bad_request"),
+}
+# The code of an answer known only by its status (Connexion's, Starlette's, the raw ASGI
+# layers'): that of the first kind listed with the status.
+CODES: dict[int, str] = dict(reversed(KINDS.values()))
+
+
+def status_of(error: errors.DomainError | TransportError) -> tuple[int, str]:
+    """The HTTP status and `error.code` that answer `error`, by its kind."""
+    return next(KINDS[kind] for kind in type(error).__mro__ if kind in KINDS)
 
 
 def error_body(status: int, message: str, request_id: str, *, code: str | None = None,
@@ -105,8 +118,8 @@ class ErrorHandlers:
 
     def install(self, app) -> None:
         """Register every handler on the Connexion app."""
-        app.add_error_handler(errors.DomainError, self.domain_error)
-        app.add_error_handler(TransportError, self.transport_error)
+        app.add_error_handler(errors.DomainError, self.answer)
+        app.add_error_handler(TransportError, self.answer)
         app.add_error_handler(ProblemException, self.connexion_problem)
         app.add_error_handler(HTTPException, self.http_exception)
         app.add_error_handler(Exception, self.unexpected)
@@ -124,20 +137,14 @@ class ErrorHandlers:
             headers=all_headers,
         )
 
-    def domain_error(self, request, exc: errors.DomainError) -> ConnexionResponse:
-        """Errors the service raises on purpose."""
-        headers = dict(exc.headers)
-        if isinstance(exc, errors.BadRequest):
-            return self.respond(request, 400, exc.message, details={"params": exc.params})
-        return self.respond(request, exc.status_code, exc.message, code=exc.code,
-                            details=exc.details, headers=headers)
-
-    def transport_error(self, request, exc: TransportError) -> ConnexionResponse:
-        """Requests refused for how they came (a body over the cap read inside Connexion)."""
+    def answer(self, request, exc: errors.DomainError | TransportError) -> ConnexionResponse:
+        """Errors raised on purpose, answered with the status and code of their kind."""
+        status, code = status_of(exc)
         headers = dict(exc.headers)
         if isinstance(exc, MethodNotAllowed):
             headers["Allow"] = ", ".join(self.allowed_methods(request.url.path))
-        return self.respond(request, exc.status_code, exc.message, code=exc.code,
+        details = {"params": exc.params} if isinstance(exc, errors.BadRequest) else None
+        return self.respond(request, status, exc.message, code=code, details=details,
                             headers=headers)
 
     def connexion_problem(self, request, exc: ProblemException) -> ConnexionResponse:
@@ -145,19 +152,20 @@ class ErrorHandlers:
         if isinstance(exc, NonConformingResponse):
             log.error("response does not conform to the document: %s (request %s)",
                       exc.detail, request_id_of(request))
-            return self.respond(request, 500, errors.DomainError.default_message)
+            return self.answer(request, errors.DomainError())
         if isinstance(exc, UnsupportedMediaTypeProblem):
-            return self.respond(request, 415, UnsupportedMediaType.default_message,
-                                headers={"Accept": "application/json"})
+            return self.answer(request, UnsupportedMediaType(
+                headers={"Accept": "application/json"}))
         if isinstance(exc, BadRequestProblem) or exc.status == 400:
-            return self.respond(request, 400, "The request is not valid.", details={
-                "params": [{"name": "body", "in": "body", "message": _plain(exc.detail)}]})
+            return self.answer(request, errors.BadRequest(
+                [{"name": "body", "in": "body", "message": _plain(exc.detail)}],
+                "The request is not valid."))
         if exc.status == 401:
-            return self.respond(request, 401, errors.Unauthorized.default_message)
+            return self.answer(request, errors.Unauthorized())
         if exc.status == 403:
-            return self.respond(request, 403, errors.Forbidden.default_message)
+            return self.answer(request, errors.Forbidden())
         if exc.status == 501:
-            return self.respond(request, 501, errors.NotImplementedYet.default_message)
+            return self.answer(request, errors.NotImplementedYet())
         if exc.status >= 500:
             log.error("%r (request %s)", exc, request_id_of(request))
             return self.respond(request, exc.status, errors.DomainError.default_message)
@@ -165,11 +173,11 @@ class ErrorHandlers:
 
     def http_exception(self, request, exc: HTTPException) -> ConnexionResponse:
         """Starlette's routing errors: unknown path (404), wrong method (405)."""
-        headers = {}
+        if exc.status_code == 404:
+            return self.answer(request, errors.NotFound())
         if exc.status_code == 405:
-            headers["Allow"] = ", ".join(self.allowed_methods(request.url.path))
-        message = MESSAGES.get(exc.status_code) or _plain(exc.detail) or "The request failed."
-        return self.respond(request, exc.status_code, message, headers=headers)
+            return self.answer(request, MethodNotAllowed())
+        return self.respond(request, exc.status_code, _plain(exc.detail) or "The request failed.")
 
     def unexpected(self, request, exc: Exception) -> ConnexionResponse:
         """Anything else: logged with the request id, answered without internals."""
@@ -180,10 +188,10 @@ class ErrorHandlers:
         if isinstance(exc, (OperationalError, DBAPIError)) and _is_connection_error(exc):
             log.error("database unavailable (request %s): %s", request_id_of(request),
                       exc.__class__.__name__)
-            return self.respond(request, 503, errors.ServiceUnavailable.default_message,
-                                headers={"Retry-After": str(DATABASE_RETRY_AFTER)})
+            return self.answer(request, errors.ServiceUnavailable(
+                headers={"Retry-After": str(DATABASE_RETRY_AFTER)}))
         log.error("unexpected error (request %s)", request_id_of(request), exc_info=exc)
-        return self.respond(request, 500, errors.DomainError.default_message)
+        return self.answer(request, errors.DomainError())
 
 
 def _is_connection_error(exc: DBAPIError) -> bool:

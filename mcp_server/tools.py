@@ -120,7 +120,7 @@ def opened(ctx: Context, scope: str):
             yield Call(session=session, settings=service.settings, identity=identity,
                        service=service)
     except DomainError as error:
-        params = error.details.get("params")
+        params = error.params
         detail = "; ".join(f"{p['name']}: {p['message']}" for p in params) if params else ""
         raise ToolError(f"{error.message} {detail}".strip()) from error
 
