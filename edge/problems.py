@@ -95,6 +95,18 @@ def status_of(error: errors.DomainError | TransportError) -> tuple[int, str]:
     return next(KINDS[kind] for kind in type(error).__mro__ if kind in KINDS)
 
 
+# The domain's field names that the REST API's query strings spell otherwise (GET /events).
+QUERY_NAMES = {"date_from": "from", "date_to": "to"}
+_QUERY_NAMED = re.compile(r"\b(?:{})\b".format("|".join(map(re.escape, QUERY_NAMES))))
+
+
+def rest_params(params: list[dict]) -> list[dict]:
+    """The bad fields of a 400 named as the REST caller knows them, in messages too."""
+    return [{**param, "name": QUERY_NAMES.get(param["name"], param["name"]),
+             "message": _QUERY_NAMED.sub(lambda named: QUERY_NAMES[named[0]], param["message"])}
+            if param.get("in") == "query" else param for param in params]
+
+
 def error_body(status: int, message: str, request_id: str, *, code: str | None = None,
                details: dict | None = None) -> bytes:
     """The serialized error envelope."""
@@ -143,7 +155,8 @@ class ErrorHandlers:
         headers = dict(exc.headers)
         if isinstance(exc, MethodNotAllowed):
             headers["Allow"] = ", ".join(self.allowed_methods(request.url.path))
-        details = {"params": exc.params} if isinstance(exc, errors.BadRequest) else None
+        details = ({"params": rest_params(exc.params)} if isinstance(exc, errors.BadRequest)
+                   else None)
         return self.respond(request, status, exc.message, code=code, details=details,
                             headers=headers)
 

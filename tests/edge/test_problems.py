@@ -194,3 +194,11 @@ def test_every_domain_error_kind_has_its_status_and_code_in_the_one_table():
         403, "insufficient_scope")
     assert problems.status_of(problems.PayloadTooLarge()) == (413, "payload_too_large")
     assert problems.CODES[403] == "forbidden" and problems.CODES[400] == "bad_request"
+
+
+def test_a_bad_field_is_named_as_the_rest_caller_knows_it(client, auth):
+    response = client.get("/v1/events", headers=auth,
+                          params={"from": "2027-05-02", "to": "2027-05-01"})
+    error = _error(response, 400, "bad_request")
+    assert error["details"]["params"] == [{"name": "to", "in": "query",
+                                           "message": "is before from"}]
