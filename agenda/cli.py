@@ -35,7 +35,7 @@ class _Database:
 
 
 def _fail(error: DomainError):
-    params = error.details.get("params", [])
+    params = error.params
     detail = "; ".join(f"{p['name']}: {p['message']}" for p in params)
     raise click.ClickException(f"{error.message} {detail}".strip())
 
@@ -179,7 +179,7 @@ def import_command(file, source):
 
 def _fail_lines(error: DomainError, shown: int = 50):
     """A bad file: every bad line, one per output line (the first `shown` of them)."""
-    params = error.details.get("params", [])
+    params = error.params
     told = [f"{p['name']}: {p['message']}" for p in params[:shown]]
     if len(params) > shown:
         told.append(f"... and {len(params) - shown} more bad lines")

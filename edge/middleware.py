@@ -9,8 +9,8 @@ import uuid
 
 from edge import answers
 from edge.conditional import refund_revalidation
+from edge.problems import PayloadTooLarge
 from edge.state import RequestState
-from models.errors import PayloadTooLarge
 
 log = logging.getLogger("agenda.access")
 JSON_RANGES = ("*/*", "application/*", "application/json")

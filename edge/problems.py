@@ -1,5 +1,9 @@
 """The error envelope: the one place that turns every failure into a response.
 
+`KINDS` is the one table of error kinds: the HTTP status and `error.code` of each domain
+error (`models.errors`) and of each transport error (defined here: a method, media type or
+body size refused before any domain code runs).
+
 Registered on the Connexion app, so errors raised in Connexion's middleware
 (routing, security, validation) get the same body as errors raised in handlers.
 """
@@ -24,17 +28,83 @@ from models import errors
 
 log = logging.getLogger("agenda.errors")
 
-CODES = {
-    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-    405: "method_not_allowed", 406: "not_acceptable", 409: "conflict",
-    413: "payload_too_large", 415: "unsupported_media_type", 429: "rate_limited",
-    500: "internal_error", 501: "not_implemented", 503: "service_unavailable",
-}
-MESSAGES = {
-    404: "No such resource.",
-    405: "This method is not allowed on this path.",
-}
 DATABASE_RETRY_AFTER = 5
+
+
+class TransportError(Exception):
+    """A request refused for how it came (method, media type, size), before any domain code."""
+
+    default_message = "The request failed."
+
+    def __init__(self, message: str | None = None, *, headers: dict | None = None):
+        super().__init__(message or self.default_message)
+        self.message = message or self.default_message
+        self.headers = headers or {}
+
+
+class MethodNotAllowed(TransportError):
+    """The path exists but not with this method."""
+
+    default_message = "This method is not allowed on this path."
+
+
+class NotAcceptable(TransportError):
+    """The client accepts no media type this service produces."""
+
+    default_message = "This service answers with application/json only."
+
+
+class PayloadTooLarge(TransportError):
+    """The request body is over the size cap."""
+
+    default_message = "The request body is too large."
+
+
+class UnsupportedMediaType(TransportError):
+    """The request body is not of a media type the operation accepts."""
+
+    default_message = "The request body must be application/json."
+
+
+# The one table of error kinds: each one's HTTP status and `error.code`. A kind not listed
+# answers as its nearest listed base class.
+KINDS: dict[type[Exception], tuple[int, str]] = {
+    errors.BadRequest: (400, "bad_request"),
+    errors.Unauthorized: (401, "unauthorized"),
+    errors.Forbidden: (403, "forbidden"),
+    errors.ScopeMissing: (403, "insufficient_scope"),
+    errors.NotFound: (404, "not_found"),
+    MethodNotAllowed: (405, "method_not_allowed"),
+    NotAcceptable: (406, "not_acceptable"),
+    errors.Conflict: (409, "conflict"),
+    PayloadTooLarge: (413, "payload_too_large"),
+    UnsupportedMediaType: (415, "unsupported_media_type"),
+    errors.RateLimited: (429, "rate_limited"),
+    errors.NotImplementedYet: (501, "not_implemented"),
+    errors.ServiceUnavailable: (503, "service_unavailable"),
+    errors.DomainError: (500, "internal_error"),
+    TransportError: (400, "bad_request"),
+}
+# The code of an answer known only by its status (Connexion's, Starlette's, the raw ASGI
+# layers'): that of the first kind listed with the status.
+CODES: dict[int, str] = dict(reversed(KINDS.values()))
+
+
+def status_of(error: errors.DomainError | TransportError) -> tuple[int, str]:
+    """The HTTP status and `error.code` that answer `error`, by its kind."""
+    return next(KINDS[kind] for kind in type(error).__mro__ if kind in KINDS)
+
+
+# The domain's field names that the REST API's query strings spell otherwise (GET /events).
+QUERY_NAMES = {"date_from": "from", "date_to": "to"}
+_QUERY_NAMED = re.compile(r"\b(?:{})\b".format("|".join(map(re.escape, QUERY_NAMES))))
+
+
+def rest_params(params: list[dict]) -> list[dict]:
+    """The bad fields of a 400 named as the REST caller knows them, in messages too."""
+    return [{**param, "name": QUERY_NAMES.get(param["name"], param["name"]),
+             "message": _QUERY_NAMED.sub(lambda named: QUERY_NAMES[named[0]], param["message"])}
+            if param.get("in") == "query" else param for param in params]
 
 
 def error_body(status: int, message: str, request_id: str, *, code: str | None = None,
@@ -60,7 +130,8 @@ class ErrorHandlers:
 
     def install(self, app) -> None:
         """Register every handler on the Connexion app."""
-        app.add_error_handler(errors.DomainError, self.domain_error)
+        app.add_error_handler(errors.DomainError, self.answer)
+        app.add_error_handler(TransportError, self.answer)
         app.add_error_handler(ProblemException, self.connexion_problem)
         app.add_error_handler(HTTPException, self.http_exception)
         app.add_error_handler(Exception, self.unexpected)
@@ -78,34 +149,36 @@ class ErrorHandlers:
             headers=all_headers,
         )
 
-    def domain_error(self, request, exc: errors.DomainError) -> ConnexionResponse:
-        """Errors the service raises on purpose."""
+    def answer(self, request, exc: errors.DomainError | TransportError) -> ConnexionResponse:
+        """Errors raised on purpose, answered with the status and code of their kind."""
+        status, code = status_of(exc)
         headers = dict(exc.headers)
-        if isinstance(exc, errors.BadRequest):
-            return self.respond(request, 400, exc.message, details={"params": exc.params})
-        if isinstance(exc, errors.MethodNotAllowed):
+        if isinstance(exc, MethodNotAllowed):
             headers["Allow"] = ", ".join(self.allowed_methods(request.url.path))
-        return self.respond(request, exc.status_code, exc.message, code=exc.code,
-                            details=exc.details, headers=headers)
+        details = ({"params": rest_params(exc.params)} if isinstance(exc, errors.BadRequest)
+                   else None)
+        return self.respond(request, status, exc.message, code=code, details=details,
+                            headers=headers)
 
     def connexion_problem(self, request, exc: ProblemException) -> ConnexionResponse:
         """Problems raised inside Connexion (body required, media type, resolver, ...)."""
         if isinstance(exc, NonConformingResponse):
             log.error("response does not conform to the document: %s (request %s)",
                       exc.detail, request_id_of(request))
-            return self.respond(request, 500, errors.DomainError.default_message)
+            return self.answer(request, errors.DomainError())
         if isinstance(exc, UnsupportedMediaTypeProblem):
-            return self.respond(request, 415, errors.UnsupportedMediaType.default_message,
-                                headers={"Accept": "application/json"})
+            return self.answer(request, UnsupportedMediaType(
+                headers={"Accept": "application/json"}))
         if isinstance(exc, BadRequestProblem) or exc.status == 400:
-            return self.respond(request, 400, "The request is not valid.", details={
-                "params": [{"name": "body", "in": "body", "message": _plain(exc.detail)}]})
+            return self.answer(request, errors.BadRequest(
+                [{"name": "body", "in": "body", "message": _plain(exc.detail)}],
+                "The request is not valid."))
         if exc.status == 401:
-            return self.respond(request, 401, errors.Unauthorized.default_message)
+            return self.answer(request, errors.Unauthorized())
         if exc.status == 403:
-            return self.respond(request, 403, errors.Forbidden.default_message)
+            return self.answer(request, errors.Forbidden())
         if exc.status == 501:
-            return self.respond(request, 501, errors.NotImplementedYet.default_message)
+            return self.answer(request, errors.NotImplementedYet())
         if exc.status >= 500:
             log.error("%r (request %s)", exc, request_id_of(request))
             return self.respond(request, exc.status, errors.DomainError.default_message)
@@ -113,11 +186,11 @@ class ErrorHandlers:
 
     def http_exception(self, request, exc: HTTPException) -> ConnexionResponse:
         """Starlette's routing errors: unknown path (404), wrong method (405)."""
-        headers = {}
+        if exc.status_code == 404:
+            return self.answer(request, errors.NotFound())
         if exc.status_code == 405:
-            headers["Allow"] = ", ".join(self.allowed_methods(request.url.path))
-        message = MESSAGES.get(exc.status_code) or _plain(exc.detail) or "The request failed."
-        return self.respond(request, exc.status_code, message, headers=headers)
+            return self.answer(request, MethodNotAllowed())
+        return self.respond(request, exc.status_code, _plain(exc.detail) or "The request failed.")
 
     def unexpected(self, request, exc: Exception) -> ConnexionResponse:
         """Anything else: logged with the request id, answered without internals."""
@@ -128,10 +201,10 @@ class ErrorHandlers:
         if isinstance(exc, (OperationalError, DBAPIError)) and _is_connection_error(exc):
             log.error("database unavailable (request %s): %s", request_id_of(request),
                       exc.__class__.__name__)
-            return self.respond(request, 503, errors.ServiceUnavailable.default_message,
-                                headers={"Retry-After": str(DATABASE_RETRY_AFTER)})
+            return self.answer(request, errors.ServiceUnavailable(
+                headers={"Retry-After": str(DATABASE_RETRY_AFTER)}))
         log.error("unexpected error (request %s)", request_id_of(request), exc_info=exc)
-        return self.respond(request, 500, errors.DomainError.default_message)
+        return self.answer(request, errors.DomainError())
 
 
 def _is_connection_error(exc: DBAPIError) -> bool:

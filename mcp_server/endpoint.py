@@ -20,25 +20,16 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from edge import answers
 from edge.admission import Gate, admit, authorization, client_address
+from edge.problems import status_of
 from edge.state import RequestState
 from mcp_server import identity as identities
 from mcp_server import tools
-from models.errors import DomainError, Forbidden, RateLimited, Unauthorized
+from models.errors import DomainError, RateLimited, ScopeMissing, Unauthorized
 from models.unit_of_work import transaction
 
 PATH = "/mcp"
 # What a client should ask for when it connects (consent narrows it to the person's role).
 CONNECT_SCOPES = "read attendance scan"
-
-
-class ScopeMissing(Forbidden):
-    """A valid token calling a tool its scopes do not allow."""
-
-    code = "insufficient_scope"
-
-    def __init__(self, scope: str, message: str):
-        super().__init__(message)
-        self.scope = scope
 
 
 class McpEndpoint:
@@ -89,8 +80,8 @@ class McpEndpoint:
                 client_address(scope),
                 functools.partial(self._authenticate, called=_called_tool(scope, body)))
         except DomainError as error:
-            await answers.answer_error(send, error.status_code, error.message,
-                                       state.request_id, code=error.code,
+            status, code = status_of(error)
+            await answers.answer_error(send, status, error.message, state.request_id, code=code,
                                        headers=self._challenge(error))
             return
 
@@ -98,8 +89,7 @@ class McpEndpoint:
             # Stateless, with JSON answers: there is never anything to stream to a client,
             # so no stream is held open (the protocol's other answer to a GET is 405).
             await answers.answer_error(send, 405, "The MCP endpoint answers POST only.",
-                                       state.request_id, code="method_not_allowed",
-                                       headers={"Allow": "POST"})
+                                       state.request_id, headers={"Allow": "POST"})
             return
         who = {**scope.get("state", {}), "mcp_identity": admission.who,
                "agenda_service": self.service}

@@ -120,7 +120,9 @@ def opened(ctx: Context, scope: str):
             yield Call(session=session, settings=service.settings, identity=identity,
                        service=service)
     except DomainError as error:
-        params = error.details.get("params")
+        # A tool's arguments are named as the domain names its fields (`date_to`, where REST
+        # says `to`), so the fields are told as the error names them.
+        params = error.params
         detail = "; ".join(f"{p['name']}: {p['message']}" for p in params) if params else ""
         raise ToolError(f"{error.message} {detail}".strip()) from error
 

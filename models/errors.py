@@ -1,56 +1,60 @@
-"""The domain's errors; one handler in `edge.problems` turns each into the error envelope."""
+"""The domain's errors: each class is a kind of failure, carrying a message and, where there
+is one, the fields it concerns.
+
+They name no transport. `edge.problems` maps each kind to a REST answer, `mcp_server.tools`
+to a tool error; each surface names the fields as its caller knows them.
+"""
 
 from __future__ import annotations
 
 
 class DomainError(Exception):
-    """Base of every error the service answers on purpose; `status_code` is its HTTP status."""
+    """Base of every error the service raises on purpose; the class is the error's kind."""
 
-    status_code = 500
-    code = "internal_error"
     default_message = "The server failed to answer this request."
 
-    def __init__(self, message: str | None = None, *, details: dict | None = None,
+    def __init__(self, message: str | None = None, *, params: list[dict] | None = None,
                  headers: dict | None = None):
         super().__init__(message or self.default_message)
         self.message = message or self.default_message
-        self.details = details or {}
+        # The fields concerned, as the domain names them: {"name", "in", "message"} each.
+        self.params = params or []
+        # Set only by the edge when it raises one (an authentication challenge, Retry-After).
         self.headers = headers or {}
 
 
 class BadRequest(DomainError):
-    """The request is wrong; `params` names every bad parameter."""
+    """The request is wrong; `params` names every bad field."""
 
-    status_code = 400
-    code = "bad_request"
     default_message = "The request has invalid parameters."
 
     def __init__(self, params: list[dict], message: str | None = None):
-        super().__init__(message, details={"params": params})
-        self.params = params
+        super().__init__(message, params=params)
 
 
 class Unauthorized(DomainError):
     """No token, or an unknown or revoked one."""
 
-    status_code = 401
-    code = "unauthorized"
     default_message = "A valid bearer token is required."
 
 
 class Forbidden(DomainError):
     """The token is valid but may not do this."""
 
-    status_code = 403
-    code = "forbidden"
     default_message = "This token may not use this endpoint."
+
+
+class ScopeMissing(Forbidden):
+    """A valid token asking for what its scopes do not allow; `scope` is the one it needs."""
+
+    def __init__(self, scope: str, message: str):
+        super().__init__(message)
+        self.scope = scope
 
 
 class NotFound(DomainError):
     """No such resource (or one the caller must not know exists)."""
 
-    status_code = 404
-    code = "not_found"
     default_message = "No such resource."
 
     def __init__(self, kind: str = "resource", key: str | None = None, *,
@@ -60,65 +64,25 @@ class NotFound(DomainError):
         super().__init__(message)
 
 
-class MethodNotAllowed(DomainError):
-    """The path exists but not with this method."""
-
-    status_code = 405
-    code = "method_not_allowed"
-    default_message = "This method is not allowed on this path."
-
-
-class NotAcceptable(DomainError):
-    """The client accepts no media type this service produces."""
-
-    status_code = 406
-    code = "not_acceptable"
-    default_message = "This service answers with application/json only."
-
-
 class Conflict(DomainError):
     """The request conflicts with the state of the resource."""
 
-    status_code = 409
-    code = "conflict"
     default_message = "The request conflicts with the current state of the resource."
-
-
-class PayloadTooLarge(DomainError):
-    """The request body is over the size cap."""
-
-    status_code = 413
-    code = "payload_too_large"
-    default_message = "The request body is too large."
-
-
-class UnsupportedMediaType(DomainError):
-    """The request body is not of a media type the operation accepts."""
-
-    status_code = 415
-    code = "unsupported_media_type"
-    default_message = "The request body must be application/json."
 
 
 class RateLimited(DomainError):
     """Over the per-minute limit or the daily quota."""
 
-    status_code = 429
-    code = "rate_limited"
     default_message = "Too many requests."
 
 
 class NotImplementedYet(DomainError):
     """An operation that is declared but not built yet."""
 
-    status_code = 501
-    code = "not_implemented"
     default_message = "This operation is not implemented yet."
 
 
 class ServiceUnavailable(DomainError):
     """A dependency (the database) does not answer; try again shortly."""
 
-    status_code = 503
-    code = "service_unavailable"
     default_message = "The service is temporarily unavailable."

@@ -171,14 +171,14 @@ class EventFilters:
         return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
 
     def check(self) -> None:
-        """Refuse combinations no query can answer, naming every bad parameter."""
+        """Refuse combinations no query can answer, naming every bad field."""
         params = []
         if (self.lat is None) != (self.lng is None):
             missing = "lng" if self.lng is None else "lat"
             params.append({"name": missing, "in": "query",
                            "message": "lat and lng go together"})
         if self.date_from and self.date_to and self.date_to < self.date_from:
-            params.append({"name": "to", "in": "query", "message": "is before from"})
+            params.append({"name": "date_to", "in": "query", "message": "is before date_from"})
         if (self.min_price is not None and self.max_price is not None
                 and self.min_price > self.max_price):
             params.append({"name": "min_price", "in": "query", "message": "is above max_price"})

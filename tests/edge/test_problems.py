@@ -1,8 +1,12 @@
 """Bad input of every kind gets its documented status in the error envelope, never a 500."""
 
+import inspect
 import uuid
 
 import pytest
+
+from edge import problems
+from models import errors
 
 
 def _error(response, status, code):
@@ -180,3 +184,21 @@ def test_a_nul_character_outside_the_rest_parameters_is_a_400(client):
         "client_id": "cli_\x00", "response_type": "code", "redirect_uri": "https://a.example/cb",
         "code_challenge": "x" * 43, "code_challenge_method": "S256"})
     assert response.status_code == 400
+
+
+def test_every_domain_error_kind_has_its_status_and_code_in_the_one_table():
+    kinds = {kind for _name, kind in inspect.getmembers(errors, inspect.isclass)
+             if issubclass(kind, errors.DomainError)}
+    assert kinds <= set(problems.KINDS)
+    assert problems.status_of(errors.ScopeMissing("scan", "Needs scan.")) == (
+        403, "insufficient_scope")
+    assert problems.status_of(problems.PayloadTooLarge()) == (413, "payload_too_large")
+    assert problems.CODES[403] == "forbidden" and problems.CODES[400] == "bad_request"
+
+
+def test_a_bad_field_is_named_as_the_rest_caller_knows_it(client, auth):
+    response = client.get("/v1/events", headers=auth,
+                          params={"from": "2027-05-02", "to": "2027-05-01"})
+    error = _error(response, 400, "bad_request")
+    assert error["details"]["params"] == [{"name": "to", "in": "query",
+                                           "message": "is before from"}]

@@ -187,6 +187,25 @@ def test_a_nul_in_an_argument_is_a_tool_error_without_internals(served, committe
 
 
 @pytest.mark.parametrize("era", ERAS)
+def test_a_bad_argument_is_named_as_the_tool_names_it(served, committed, era):
+    # A token of its own: the module's token has the minute's requests of the other tests.
+    organisation = factories.OrganisationFactory(name=f"Backwards Dates {era}")
+    _, token = tokens.create_token(committed, organisation=organisation, name="dates",
+                                   scopes=["read"])
+    committed.commit()
+    backwards = {"date_from": TODAY.isoformat(),
+                 "date_to": (TODAY - dt.timedelta(days=1)).isoformat()}
+
+    async def work():
+        async with connected(served.site, era, token=token) as client:
+            return await client.call_tool("search_events", backwards)
+
+    result = run(work)
+    assert result.is_error
+    assert result.content[0].text.endswith("date_to: is before date_from"), result.content
+
+
+@pytest.mark.parametrize("era", ERAS)
 def test_a_token_without_a_scope_does_not_see_its_tools_and_gets_403(served, agenda, rest, era):
     async def work():
         async with connected(served.site, era, token=agenda["reader"]) as client:
