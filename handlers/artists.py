@@ -2,9 +2,9 @@
 
 from edge.context import session
 from handlers import envelope, paging
-from handlers.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
 from models import artists
 from models.calendar import today
+from openapi.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
 
 summaries = ArtistSummarySchema(many=True)
 detail = ArtistDetailSchema()

@@ -2,8 +2,8 @@
 
 from edge.context import session
 from handlers import envelope, paging
-from handlers.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
 from models import badges
+from openapi.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
 
 catalogue = BadgeSchema(many=True)
 earned = UserBadgeSchema(many=True)

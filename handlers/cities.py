@@ -2,9 +2,9 @@
 
 from edge.context import session
 from handlers import envelope, paging
-from handlers.schemas.cities import CitySchema
 from models import cities
 from models.calendar import today
+from openapi.schemas.cities import CitySchema
 
 listing = CitySchema(many=True)
 

@@ -4,9 +4,9 @@ import datetime as dt
 
 from edge.context import session
 from handlers import envelope, paging
-from handlers.schemas.events import EventDetailSchema, EventSummarySchema
 from models import events
 from models.calendar import today
+from openapi.schemas.events import EventDetailSchema, EventSummarySchema
 
 summaries = EventSummarySchema(many=True)
 detail = EventDetailSchema()

@@ -2,8 +2,8 @@
 
 from edge.context import session
 from handlers import envelope, paging
-from handlers.schemas.festivals import TokenPricesSchema, TokenReportSchema
 from models import festivals
+from openapi.schemas.festivals import TokenPricesSchema, TokenReportSchema
 
 prices = TokenPricesSchema()
 reports = TokenReportSchema(many=True)

@@ -2,8 +2,8 @@
 
 from edge.context import session
 from handlers import envelope, paging
-from handlers.schemas.genres import GenreSchema
 from models import genres
+from openapi.schemas.genres import GenreSchema
 
 genre_schema = GenreSchema(many=True)
 

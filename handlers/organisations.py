@@ -2,8 +2,8 @@
 
 from edge.context import session
 from handlers import envelope, paging
-from handlers.schemas.organisations import OrganisationSchema
 from models import organisations
+from openapi.schemas.organisations import OrganisationSchema
 
 listing = OrganisationSchema(many=True)
 one = OrganisationSchema()

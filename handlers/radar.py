@@ -2,9 +2,9 @@
 
 from edge.context import session
 from handlers import envelope, paging
-from handlers.schemas.releases import ReleaseSchema
 from models import releases
 from models.calendar import today
+from openapi.schemas.releases import ReleaseSchema
 
 listing = ReleaseSchema(many=True)
 

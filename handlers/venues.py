@@ -2,9 +2,9 @@
 
 from edge.context import session
 from handlers import envelope, paging
-from handlers.schemas.venues import VenueDetailSchema, VenueSummarySchema
 from models import venues
 from models.calendar import today
+from openapi.schemas.venues import VenueDetailSchema, VenueSummarySchema
 
 summaries = VenueSummarySchema(many=True)
 detail = VenueDetailSchema()

@@ -22,18 +22,18 @@ from pydantic import AfterValidator, Field
 
 from edge.openapi import NUL_MESSAGE
 from handlers import paging
-from handlers.schemas import attribution
-from handlers.schemas.account import MeSchema
-from handlers.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
-from handlers.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
-from handlers.schemas.cities import CitySchema
-from handlers.schemas.events import EventDetailSchema, EventSummarySchema
-from handlers.schemas.festivals import TokenPricesSchema, TokenReportSchema
-from handlers.schemas.genres import GenreSchema
-from handlers.schemas.organisations import OrganisationSchema
-from handlers.schemas.organiser import AttendanceSchema, ExternalSalesSchema, ScanResultSchema
-from handlers.schemas.releases import ReleaseSchema
-from handlers.schemas.venues import VenueDetailSchema, VenueSummarySchema
+from openapi.schemas import attribution
+from openapi.schemas.account import MeSchema
+from openapi.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
+from openapi.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
+from openapi.schemas.cities import CitySchema
+from openapi.schemas.events import EventDetailSchema, EventSummarySchema
+from openapi.schemas.festivals import TokenPricesSchema, TokenReportSchema
+from openapi.schemas.genres import GenreSchema
+from openapi.schemas.organisations import OrganisationSchema
+from openapi.schemas.organiser import AttendanceSchema, ExternalSalesSchema, ScanResultSchema
+from openapi.schemas.releases import ReleaseSchema
+from openapi.schemas.venues import VenueDetailSchema, VenueSummarySchema
 from mcp_server.identity import Identity
 from models import (accounts, artists, attendance, badges, calendar, cities, door, events,
                     festivals, genres, organisations, releases, sales, venues)

@@ -17,11 +17,11 @@ from flask import Blueprint, Response, render_template, request
 
 from edge.context import holds_nul, service, session, settings
 from edge.conditional import PUBLIC_CACHE
-from handlers.schemas import attribution
 from models import artists, badges, catalogue, cities, events, festivals, organisations, venues
 from models.calendar import AMSTERDAM, today
 from models.errors import NotFound
 from models.text import slugify
+from openapi.schemas import attribution
 from pages import calendar, reference
 from pages.words import long_date, money, text_for
 
