@@ -2,8 +2,8 @@
 
 from edge.context import caller, service, session
 from handlers import envelope
-from handlers.schemas.account import MeSchema
 from models import accounts
+from openapi.schemas.account import MeSchema
 
 me_schema = MeSchema()
 

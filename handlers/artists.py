@@ -1,10 +1,11 @@
 """GET /artists and GET /artists/{id}: who plays."""
 
-from edge.context import session
-from handlers import envelope, paging
-from handlers.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
+from edge import paging
+from edge.context import session, settings
+from handlers import envelope
 from models import artists
 from models.calendar import today
+from openapi.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
 
 summaries = ArtistSummarySchema(many=True)
 detail = ArtistDetailSchema()
@@ -13,11 +14,10 @@ detail = ArtistDetailSchema()
 def list_artists(limit: int, cursor=None, q=None, genre=None, country=None):
     """Artists by name, filtered by name, primary genre and country."""
     wanted = artists.ArtistFilters(q=q, genre=genre, country=country)
-    binding = wanted.binding()
-    page = artists.list_artists(session(), filters=wanted, limit=limit,
-                                after=paging.after(cursor, kind="artists", filters=binding))
-    return envelope.public_page(summaries.dump(page.items), limit=limit, next_cursor=(
-        paging.next_cursor(page, kind="artists", filters=binding)))
+    page = paging.page(wanted, cursor, secret=settings().secret_key, fetch=lambda after: (
+        artists.list_artists(session(), filters=wanted, limit=limit, after=after)))
+    return envelope.public_page(summaries.dump(page.items), limit=limit,
+                                next_cursor=page.next_cursor)
 
 
 def get_artist(id_: str):

@@ -14,7 +14,7 @@ from flask import Response, request
 from edge import answers, conditional
 from edge.context import request_id, settings, state
 from edge.state import PublicAnswer
-from handlers.schemas import attribution
+from openapi.schemas import attribution
 
 def public(data, *, meta: dict | None = None) -> Response:
     """A public catalogue answer, conditional on `If-None-Match`."""

@@ -1,9 +1,10 @@
 """GET /events/{id}/token-prices and /events/{id}/token-reports: drink tokens at festivals."""
 
-from edge.context import session
-from handlers import envelope, paging
-from handlers.schemas.festivals import TokenPricesSchema, TokenReportSchema
+from edge import paging
+from edge.context import session, settings
+from handlers import envelope
 from models import festivals
+from openapi.schemas.festivals import TokenPricesSchema, TokenReportSchema
 
 prices = TokenPricesSchema()
 reports = TokenReportSchema(many=True)
@@ -16,8 +17,8 @@ def get_token_prices(id_: str):
 
 def list_token_reports(id_: str, limit: int, cursor=None):
     """A festival edition's reports, newest first."""
-    binding = {"event": id_}
-    page = festivals.list_reports(session(), id_, limit=limit, after=paging.after(
-        cursor, kind="token_reports", filters=binding))
-    return envelope.public_page(reports.dump(page.items), limit=limit, next_cursor=(
-        paging.next_cursor(page, kind="token_reports", filters=binding)))
+    page = paging.page(festivals.ReportFilters(event=id_), cursor, secret=settings().secret_key,
+                       fetch=lambda after: festivals.list_reports(session(), id_, limit=limit,
+                                                                  after=after))
+    return envelope.public_page(reports.dump(page.items), limit=limit,
+                                next_cursor=page.next_cursor)

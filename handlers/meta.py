@@ -4,7 +4,7 @@ from flask import Response
 
 from edge.context import service, settings
 from handlers import envelope
-from handlers.schemas.terms import TermsSchema
+from openapi.schemas.terms import TermsSchema
 
 terms_schema = TermsSchema()
 

@@ -1,9 +1,10 @@
 """GET /organisations and GET /organisations/{id}: who puts events in the agenda."""
 
-from edge.context import session
-from handlers import envelope, paging
-from handlers.schemas.organisations import OrganisationSchema
+from edge import paging
+from edge.context import session, settings
+from handlers import envelope
 from models import organisations
+from openapi.schemas.organisations import OrganisationSchema
 
 listing = OrganisationSchema(many=True)
 one = OrganisationSchema()
@@ -12,12 +13,10 @@ one = OrganisationSchema()
 def list_organisations(limit: int, cursor=None, q=None, verified=None):
     """Organisations by name, filtered by name and whether the service checked them."""
     wanted = organisations.OrganisationFilters(q=q, verified=verified)
-    binding = wanted.binding()
-    page = organisations.list_organisations(
-        session(), filters=wanted, limit=limit,
-        after=paging.after(cursor, kind="organisations", filters=binding))
-    return envelope.public_page(listing.dump(page.items), limit=limit, next_cursor=(
-        paging.next_cursor(page, kind="organisations", filters=binding)))
+    page = paging.page(wanted, cursor, secret=settings().secret_key, fetch=lambda after: (
+        organisations.list_organisations(session(), filters=wanted, limit=limit, after=after)))
+    return envelope.public_page(listing.dump(page.items), limit=limit,
+                                next_cursor=page.next_cursor)
 
 
 def get_organisation(id_: str):

@@ -7,11 +7,11 @@ an event of another organisation is a 404 exactly like a missing one.
 from adapters import mail
 from edge.context import caller, seconds_since_arrival, service, session, settings, unit
 from handlers import envelope
-from handlers.schemas.organiser import (AttendanceSchema, DeliveryResultSchema, ExternalSalesSchema,
-                                        ExternalTicketsStatusSchema, ScanResultSchema)
 from models import attendance, deliveries, door, events, sales
 from models.db import now
 from models.tokens import Caller
+from openapi.schemas.organiser import (AttendanceSchema, DeliveryResultSchema, ExternalSalesSchema,
+                                       ExternalTicketsStatusSchema, ScanResultSchema)
 
 sales_schema = ExternalSalesSchema()
 scan_schema = ScanResultSchema()

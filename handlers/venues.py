@@ -1,10 +1,11 @@
 """GET /venues and GET /venues/{id}: where events happen."""
 
-from edge.context import session
-from handlers import envelope, paging
-from handlers.schemas.venues import VenueDetailSchema, VenueSummarySchema
+from edge import paging
+from edge.context import session, settings
+from handlers import envelope
 from models import venues
 from models.calendar import today
+from openapi.schemas.venues import VenueDetailSchema, VenueSummarySchema
 
 summaries = VenueSummarySchema(many=True)
 detail = VenueDetailSchema()
@@ -13,11 +14,10 @@ detail = VenueDetailSchema()
 def list_venues(limit: int, cursor=None, city=None, q=None, with_events=None):
     """Venues by name, filtered by city, name and whether they have events coming."""
     wanted = venues.VenueFilters(city=city, q=q, with_events=with_events)
-    binding = wanted.binding()
-    page = venues.list_venues(session(), filters=wanted, today=today(), limit=limit,
-                              after=paging.after(cursor, kind="venues", filters=binding))
-    return envelope.public_page(summaries.dump(page.items), limit=limit, next_cursor=(
-        paging.next_cursor(page, kind="venues", filters=binding)))
+    page = paging.page(wanted, cursor, secret=settings().secret_key, fetch=lambda after: (
+        venues.list_venues(session(), filters=wanted, today=today(), limit=limit, after=after)))
+    return envelope.public_page(summaries.dump(page.items), limit=limit,
+                                next_cursor=page.next_cursor)
 
 
 def get_venue(id_: str):

@@ -2,7 +2,7 @@
 
 Each tool calls the same domain function as its REST handler and dumps with the
 same marshmallow schema, so a tool's `data` equals the REST answer's `data`.
-Lists page with the REST cursors (same kind, same filter binding). Public
+Lists page with the REST cursors (the same kit, edge/paging.py). Public
 catalogue results carry the attribution the terms require and every object its
 public page link (`url`).
 """
@@ -20,20 +20,20 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import AfterValidator, Field
 
+from edge import paging
 from edge.openapi import NUL_MESSAGE
-from handlers import paging
-from handlers.schemas import attribution
-from handlers.schemas.account import MeSchema
-from handlers.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
-from handlers.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
-from handlers.schemas.cities import CitySchema
-from handlers.schemas.events import EventDetailSchema, EventSummarySchema
-from handlers.schemas.festivals import TokenPricesSchema, TokenReportSchema
-from handlers.schemas.genres import GenreSchema
-from handlers.schemas.organisations import OrganisationSchema
-from handlers.schemas.organiser import AttendanceSchema, ExternalSalesSchema, ScanResultSchema
-from handlers.schemas.releases import ReleaseSchema
-from handlers.schemas.venues import VenueDetailSchema, VenueSummarySchema
+from openapi.schemas import attribution
+from openapi.schemas.account import MeSchema
+from openapi.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
+from openapi.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
+from openapi.schemas.cities import CitySchema
+from openapi.schemas.events import EventDetailSchema, EventSummarySchema
+from openapi.schemas.festivals import TokenPricesSchema, TokenReportSchema
+from openapi.schemas.genres import GenreSchema
+from openapi.schemas.organisations import OrganisationSchema
+from openapi.schemas.organiser import AttendanceSchema, ExternalSalesSchema, ScanResultSchema
+from openapi.schemas.releases import ReleaseSchema
+from openapi.schemas.venues import VenueDetailSchema, VenueSummarySchema
 from mcp_server.identity import Identity
 from models import (accounts, artists, attendance, badges, calendar, cities, door, events,
                     festivals, genres, organisations, releases, sales, venues)
@@ -93,14 +93,12 @@ class Call:
         """A public catalogue result, with the attribution the terms require."""
         return {"data": data, "meta": {**meta, "attribution": attribution(self.settings)}}
 
-    def page(self, kind: str, binding: dict, *, limit: int, cursor: str | None, schema,
-             fetch, **meta) -> Answer:
+    def page(self, filters, cursor: str | None, *, limit: int, schema, fetch, **meta) -> Answer:
         """A public list page: `fetch(after)` is the domain call; cursors as on REST."""
-        secret = self.settings.secret_key
-        found = fetch(paging.after(cursor, kind=kind, filters=binding, secret=secret))
-        next_cursor = paging.next_cursor(found, kind=kind, filters=binding, secret=secret)
+        found = paging.page(filters, cursor, secret=self.settings.secret_key, fetch=fetch)
         items = schema.dump(found.items)
-        return self.public(items, **meta, count=len(items), limit=limit, next_cursor=next_cursor)
+        return self.public(items, **meta, count=len(items), limit=limit,
+                           next_cursor=found.next_cursor)
 
 
 @contextlib.contextmanager
@@ -173,12 +171,11 @@ def search_events(
         radius_km: Annotated[int, Field(ge=1, le=200, description="Distance from lat,lng.")] = 25,
         limit: Limit = 25, cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
-        wanted = events.EventFilters(
+        wanted = events.EventFilters.of(
             date_from=date_from, date_to=date_to, radius_km=radius_km, city=city, genre=genre,
             venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id, q=q,
             has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng)
-        return call.page("events", wanted.binding(), limit=limit, cursor=cursor,
-                         schema=EventSummarySchema(many=True),
+        return call.page(wanted, cursor, limit=limit, schema=EventSummarySchema(many=True),
                          fetch=lambda after: events.list_events(
                              call.session, filters=wanted, today=call.today(), limit=limit,
                              after=after))
@@ -205,7 +202,7 @@ def get_token_prices(ctx: Context, event_id: Annotated[Id, Field(
 def list_token_reports(ctx: Context, event_id: Id, limit: Limit = 25,
                        cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
-        return call.page("token_reports", {"event": event_id}, limit=limit, cursor=cursor,
+        return call.page(festivals.ReportFilters(event=event_id), cursor, limit=limit,
                          schema=TokenReportSchema(many=True),
                          fetch=lambda after: festivals.list_reports(
                              call.session, event_id, limit=limit, after=after))
@@ -220,8 +217,7 @@ def search_venues(ctx: Context, city: Text = None,
                   limit: Limit = 25, cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
         wanted = venues.VenueFilters(city=city, q=q, with_events=with_events)
-        return call.page("venues", wanted.binding(), limit=limit, cursor=cursor,
-                         schema=VenueSummarySchema(many=True),
+        return call.page(wanted, cursor, limit=limit, schema=VenueSummarySchema(many=True),
                          fetch=lambda after: venues.list_venues(
                              call.session, filters=wanted, today=call.today(), limit=limit,
                              after=after))
@@ -242,8 +238,7 @@ def search_artists(ctx: Context, q: Annotated[Text, Field(description="Text over
                    limit: Limit = 25, cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
         wanted = artists.ArtistFilters(q=q, genre=genre, country=country)
-        return call.page("artists", wanted.binding(), limit=limit, cursor=cursor,
-                         schema=ArtistSummarySchema(many=True),
+        return call.page(wanted, cursor, limit=limit, schema=ArtistSummarySchema(many=True),
                          fetch=lambda after: artists.list_artists(
                              call.session, filters=wanted, limit=limit, after=after))
 
@@ -262,8 +257,7 @@ def search_organisations(ctx: Context, q: Text = None,
                          limit: Limit = 25, cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
         wanted = organisations.OrganisationFilters(q=q, verified=verified)
-        return call.page("organisations", wanted.binding(), limit=limit, cursor=cursor,
-                         schema=OrganisationSchema(many=True),
+        return call.page(wanted, cursor, limit=limit, schema=OrganisationSchema(many=True),
                          fetch=lambda after: organisations.list_organisations(
                              call.session, filters=wanted, limit=limit, after=after))
 
@@ -278,7 +272,8 @@ def get_organisation(ctx: Context, id: Id) -> Answer:
 @tool("read", "Genres", "The fixed genre list, in its order.")
 def list_genres(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
-        return call.page("genres", {}, limit=limit, cursor=cursor, schema=GenreSchema(many=True),
+        return call.page(genres.GenreFilters(), cursor, limit=limit,
+                         schema=GenreSchema(many=True),
                          fetch=lambda after: genres.list_genres(call.session, after=after,
                                                                 limit=limit))
 
@@ -287,10 +282,10 @@ def list_genres(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Answe
 def list_cities(ctx: Context, country: Literal["NL", "BE"] | None = None, limit: Limit = 25,
                 cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
-        return call.page("cities", {"country": country} if country else {}, limit=limit,
-                         cursor=cursor, schema=CitySchema(many=True),
+        wanted = cities.CityFilters(country=country)
+        return call.page(wanted, cursor, limit=limit, schema=CitySchema(many=True),
                          fetch=lambda after: cities.list_cities(
-                             call.session, country=country, today=call.today(), limit=limit,
+                             call.session, filters=wanted, today=call.today(), limit=limit,
                              after=after))
 
 
@@ -300,18 +295,18 @@ def radar(ctx: Context, genre: Text = None,
           weeks: Annotated[int, Field(ge=1, le=4, description="Weeks back (1, 2 or 4).")] = 4,
           limit: Limit = 25, cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
-        binding = {"weeks": str(weeks), **({"genre": genre} if genre else {})}
-        return call.page("radar", binding, limit=limit, cursor=cursor,
-                         schema=ReleaseSchema(many=True),
+        wanted = releases.RadarFilters(weeks=weeks, genre=genre)
+        return call.page(wanted, cursor, limit=limit, schema=ReleaseSchema(many=True),
                          fetch=lambda after: releases.list_new_releases(
-                             call.session, weeks=weeks, genre=genre, today=call.today(),
-                             limit=limit, after=after))
+                             call.session, filters=wanted, today=call.today(), limit=limit,
+                             after=after))
 
 
 @tool("read", "Badge catalogue", "The catalogue of earnable badges by family, then tier.")
 def list_badges(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
-        return call.page("badges", {}, limit=limit, cursor=cursor, schema=BadgeSchema(many=True),
+        return call.page(badges.BadgeFilters(), cursor, limit=limit,
+                         schema=BadgeSchema(many=True),
                          fetch=lambda after: badges.list_badges(call.session, limit=limit,
                                                                 after=after))
 
@@ -323,7 +318,7 @@ def list_user_badges(ctx: Context, user: Annotated[Id, Field(
                      cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
         person = badges.get_public_person(call.session, user)
-        return call.page("user_badges", {"user": person.id}, limit=limit, cursor=cursor,
+        return call.page(badges.EarnedFilters(user=person.id), cursor, limit=limit,
                          schema=UserBadgeSchema(many=True),
                          fetch=lambda after: badges.list_earned(call.session, person,
                                                                 limit=limit, after=after),

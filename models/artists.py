@@ -11,7 +11,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from models.db import Base, Timestamp
 from models.errors import NotFound
 from models.events import upcoming_for_artist
-from models.paging import Page, keyset_page
+from models.paging import Filters, Page, keyset_page
 from models.text import fold, like_pattern
 
 
@@ -43,16 +43,14 @@ class Artist(Base):
 
 
 @dataclasses.dataclass(frozen=True)
-class ArtistFilters:
+class ArtistFilters(Filters):
     """The filters of GET /artists, all ANDed."""
+
+    kind = "artists"
 
     q: str | None = None
     genre: str | None = None
     country: str | None = None
-
-    def binding(self) -> dict:
-        """The filters a cursor is bound to (those given, as strings)."""
-        return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,7 +26,7 @@ from models.db import Base, Timestamp, insert_for
 from models.errors import NotFound
 from models.events import Event, EventGenre
 from models.festivals import TokenReport
-from models.paging import Page, keyset_page
+from models.paging import Filters, Page, keyset_page
 from models.people import Person
 from models.tickets import Ticket
 
@@ -73,6 +73,22 @@ class EarnedBadge(Base):
 # ---------------------------------------------------------------------------
 # Reading
 # ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class BadgeFilters(Filters):
+    """GET /badges has no filters: the whole catalogue."""
+
+    kind = "badges"
+
+
+@dataclasses.dataclass(frozen=True)
+class EarnedFilters(Filters):
+    """The badges one public profile earned (GET /users/{id}/badges), by the person's id."""
+
+    kind = "user_badges"
+
+    user: str
 
 
 def list_badges(session: Session, *, after: list | None, limit: int) -> Page:

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from models.errors import NotFound
 from models.events import Event
-from models.paging import Page, keyset_page
+from models.paging import Filters, Page, keyset_page
 from models.text import slugify
 from models.venues import Venue, upcoming
 
@@ -39,7 +39,16 @@ class City:
         return slugify(self.name)
 
 
-def list_cities(session: Session, *, country: str | None, today: dt.date,
+@dataclasses.dataclass(frozen=True)
+class CityFilters(Filters):
+    """The filters of GET /cities."""
+
+    kind = "cities"
+
+    country: str | None = None
+
+
+def list_cities(session: Session, *, filters: CityFilters, today: dt.date,
                 after: list | None, limit: int) -> Page:
     """Cities with upcoming approved events, busiest first, then by name, one page.
 
@@ -49,8 +58,8 @@ def list_cities(session: Session, *, country: str | None, today: dt.date,
     counts = (select(Venue.city_key, Venue.country, func.count(Event.id).label("upcoming_events"))
               .join(Event, Event.venue_id == Venue.id).where(*upcoming(today))
               .group_by(Venue.city_key, Venue.country))
-    if country is not None:
-        counts = counts.where(Venue.country == country)
+    if filters.country is not None:
+        counts = counts.where(Venue.country == filters.country)
     counts = counts.subquery()
     # Name and middle come from all of the city's venues, with events coming or not.
     places = (select(Venue.city_key, Venue.country, func.min(Venue.city).label("name"),
@@ -75,7 +84,7 @@ def get_city(session: Session, slug: str, *, today: dt.date) -> City:
     the slug of its name); `NotFound` otherwise, as for a city GET /cities does not list."""
     after = None
     while True:
-        page = list_cities(session, country=None, today=today, after=after, limit=_PAGE)
+        page = list_cities(session, filters=CityFilters(), today=today, after=after, limit=_PAGE)
         for city in page.items:
             if city.slug == slug:
                 return city

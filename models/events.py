@@ -20,7 +20,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from models.db import Base, Timestamp
 from models.errors import BadRequest, NotFound
-from models.paging import Page, keyset_chain, keyset_statement, position_params
+from models.paging import Filters, Page, keyset_chain, keyset_statement, position_params
 from models.organisations import Organisation
 from models.text import fold, like_pattern
 from models.venues import Venue
@@ -146,8 +146,10 @@ def denormalize(event: Event) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class EventFilters:
+class EventFilters(Filters):
     """The filters of GET /events (and the MCP search tool), all ANDed."""
+
+    kind = "events"
 
     date_from: dt.date | None = None
     date_to: dt.date | None = None
@@ -166,9 +168,12 @@ class EventFilters:
     # Not a parameter of the API: a city's page keeps the events of its own country.
     country: str | None = None
 
-    def binding(self) -> dict:
-        """The filters a cursor is bound to (those given, as strings)."""
-        return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
+    @classmethod
+    def of(cls, *, date_from: dt.date | str | None = None, date_to: dt.date | str | None = None,
+           **others) -> EventFilters:
+        """The filters from a caller's arguments by their domain names, the dates as `date`s
+        (MCP) or as ISO text (REST's query)."""
+        return cls(date_from=_date(date_from), date_to=_date(date_to), **others)
 
     def check(self) -> None:
         """Refuse combinations no query can answer, naming every bad field."""
@@ -184,6 +189,10 @@ class EventFilters:
             params.append({"name": "min_price", "in": "query", "message": "is above max_price"})
         if params:
             raise BadRequest(params)
+
+
+def _date(value: dt.date | str | None) -> dt.date | None:
+    return dt.date.fromisoformat(value) if isinstance(value, str) else value
 
 
 DEFAULT_RADIUS_KM = 25

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from models.db import Base, Timestamp, insert_for
 from models.errors import NotFound
 from models.events import Event, get_event
-from models.paging import Page, keyset_page
+from models.paging import Filters, Page, keyset_page
 
 # Weights in tenths, so that sums and halves are exact: ticket 1.0, going 0.6, visitor 0.3.
 TIER_TENTHS = {"ticket": 10, "going": 6, "visitor": 3}
@@ -313,6 +313,16 @@ def season_compare(session: Session, event: Event, drink_price: decimal.Decimal
     middle = statistics.median(_exact(other) for other in others)
     return SeasonCompare(season=event.season, median=middle, festivals=len(others),
                          diff=drink_price - middle)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportFilters(Filters):
+    """The reports of one festival edition (GET /events/{id}/token-reports), by its id or
+    slug as asked."""
+
+    kind = "token_reports"
+
+    event: str
 
 
 def list_reports(session: Session, key: str, *, after: list | None, limit: int) -> Page:

@@ -6,11 +6,13 @@ migration 0002; tests/models/test_genres.py keeps the three in step.
 
 from __future__ import annotations
 
+import dataclasses
+
 from sqlalchemy import Integer, String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base
-from models.paging import Page, keyset_page
+from models.paging import Filters, Page, keyset_page
 
 # (name, group), in the order of the list.
 GENRES: tuple[tuple[str, str], ...] = (
@@ -40,6 +42,13 @@ class Genre(Base):
     name: Mapped[str] = mapped_column(String(60), unique=True)
     group: Mapped[str] = mapped_column(String(60))
     position: Mapped[int] = mapped_column(Integer, unique=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class GenreFilters(Filters):
+    """GET /genres has no filters: the whole list, in its order."""
+
+    kind = "genres"
 
 
 def list_genres(session: Session, *, after: list | None, limit: int) -> Page:

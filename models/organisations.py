@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base, Timestamp, new_id, now
 from models.errors import BadRequest, NotFound
-from models.paging import Page, keyset_page
+from models.paging import Filters, Page, keyset_page
 from models.text import fold
 
 
@@ -71,7 +71,7 @@ def get_organisation(session: Session, id_or_name: str) -> Organisation:
 
 
 def _year(timestamp: int) -> int:
-    return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc).year
+    return dt.datetime.fromtimestamp(timestamp, dt.UTC).year
 
 
 def count_events(session: Session, organisation_id: str) -> int:
@@ -105,15 +105,13 @@ class CountedOrganisation:
 
 
 @dataclasses.dataclass(frozen=True)
-class OrganisationFilters:
+class OrganisationFilters(Filters):
     """The filters of GET /organisations, all ANDed."""
+
+    kind = "organisations"
 
     q: str | None = None
     verified: bool | None = None
-
-    def binding(self) -> dict:
-        """The filters a cursor is bound to (those given, as strings)."""
-        return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
 
 
 # Rows read per round while `q` is matched in Python (see `_matching_ids`).

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
 
 from sqlalchemy import Integer, Select, bindparam, tuple_
 from sqlalchemy.orm import Session
@@ -15,6 +16,17 @@ class Page:
 
     items: list
     next_key: tuple | None
+
+
+class Filters:
+    """The filters of a list (a frozen dataclass each), with the `kind` that names the list:
+    together what a cursor of the list is bound to."""
+
+    kind: ClassVar[str]
+
+    def binding(self) -> dict:
+        """The filters a cursor is bound to (those given, as strings)."""
+        return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
 
 
 def keyset_page(session: Session, query: Select, *, order: list, after: list | None,

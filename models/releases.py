@@ -12,7 +12,7 @@ from models.artists import Artist
 from models.db import Base, Timestamp
 from models.errors import BadRequest
 from models.events import MAX_SPAN_DAYS, Event, EventArtist
-from models.paging import Page, keyset_page
+from models.paging import Filters, Page, keyset_page
 from models.venues import Venue, upcoming
 
 RELEASE_TYPES = ("single", "ep", "album")
@@ -102,13 +102,28 @@ def _upcoming_bookings(today: dt.date):
     return (EventArtist.date >= today - dt.timedelta(days=MAX_SPAN_DAYS), *upcoming(today))
 
 
-def list_new_releases(session: Session, *, weeks: int, genre: str | None, today: dt.date,
+@dataclasses.dataclass(frozen=True)
+class RadarFilters(Filters):
+    """The filters of GET /radar."""
+
+    kind = "radar"
+
+    weeks: int = 4
+    genre: str | None = None
+
+    def binding(self) -> dict:
+        """The filters a cursor is bound to: the weeks, and the genre when one is given."""
+        return {"weeks": str(self.weeks), **({"genre": self.genre} if self.genre else {})}
+
+
+def list_new_releases(session: Session, *, filters: RadarFilters, today: dt.date,
                       after: list | None, limit: int) -> Page:
     """Releases of the last `weeks` weeks (up to today) whose artists have an upcoming event.
 
     Newest first (release date, then id, both descending); each item carries the
     soonest upcoming event of any of its artists.
     """
+    weeks, genre = filters.weeks, filters.genre
     if weeks not in RADAR_WEEKS:
         raise BadRequest([{"name": "weeks", "in": "query", "message": "must be 1, 2 or 4"}])
     booked = exists(

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base, Timestamp
 from models.errors import NotFound
-from models.paging import Page, keyset_page
+from models.paging import Filters, Page, keyset_page
 from models.text import fold, like_pattern
 
 # The keys of `facts` (decisions.md); an absent key is unknown.
@@ -68,16 +68,14 @@ class VenueProfile:
 
 
 @dataclasses.dataclass(frozen=True)
-class VenueFilters:
+class VenueFilters(Filters):
     """The filters of GET /venues, all ANDed."""
+
+    kind = "venues"
 
     city: str | None = None
     q: str | None = None
     with_events: bool | None = None
-
-    def binding(self) -> dict:
-        """The filters a cursor is bound to (those given, as strings)."""
-        return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}
 
 
 def upcoming(today: dt.date) -> tuple:

@@ -17,11 +17,11 @@ from flask import Blueprint, Response, render_template, request
 
 from edge.context import holds_nul, service, session, settings
 from edge.conditional import PUBLIC_CACHE
-from handlers.schemas import attribution
 from models import artists, badges, catalogue, cities, events, festivals, organisations, venues
 from models.calendar import AMSTERDAM, today
 from models.errors import NotFound
 from models.text import slugify
+from openapi.schemas import attribution
 from pages import calendar, reference
 from pages.words import long_date, money, text_for
 
@@ -76,7 +76,7 @@ def event_calendar(slug: str):
     site = settings().site_url
     body = calendar.event_calendar(
         event, url=f"{site}/events/{event.slug}", host=urlsplit(site).hostname or "localhost",
-        stamp=dt.datetime.fromtimestamp(event.updated_at, dt.timezone.utc))
+        stamp=dt.datetime.fromtimestamp(event.updated_at, dt.UTC))
     return Response(body, mimetype="text/calendar", headers={
         **_headers(), "Content-Disposition": f'attachment; filename="{event.slug}.ics"'})
 

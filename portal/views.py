@@ -32,7 +32,6 @@ from urllib.parse import urlencode
 from flask import Blueprint, Response, redirect, render_template, request
 
 from edge.context import holds_nul, service, session, settings
-from handlers.schemas import attribution
 from models import door, members, tickets, tokens
 from models.calendar import AMSTERDAM, today
 from models.db import now
@@ -40,6 +39,7 @@ from models.errors import BadRequest, NotFound
 from models.organisations import Organisation
 from models.people import Person
 from oauth.views import check_csrf, csrf_token, signed_in
+from openapi.schemas import attribution
 from pages.views import html_response, request_locale
 from pages.words import long_date
 from portal.words import text_for

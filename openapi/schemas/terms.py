@@ -2,7 +2,7 @@
 
 from marshmallow import Schema, fields
 
-from handlers.schemas import attribution
+from openapi.schemas import attribution
 
 
 class ProviderSchema(Schema):

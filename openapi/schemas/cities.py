@@ -2,7 +2,7 @@
 
 from marshmallow import Schema, fields
 
-from handlers.schemas import site_url
+from openapi.schemas import site_url
 
 
 class CitySchema(Schema):

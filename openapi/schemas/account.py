@@ -2,7 +2,7 @@
 
 from marshmallow import Schema, fields
 
-from handlers.schemas.organisations import OrganisationSchema
+from openapi.schemas.organisations import OrganisationSchema
 
 
 class TokenSchema(Schema):

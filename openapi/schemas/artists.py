@@ -2,8 +2,8 @@
 
 from marshmallow import Schema, fields
 
-from handlers.schemas import page_url
-from handlers.schemas.events import EventSummarySchema
+from openapi.schemas import page_url
+from openapi.schemas.events import EventSummarySchema
 
 
 class AgencySchema(Schema):

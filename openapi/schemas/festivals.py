@@ -2,8 +2,8 @@
 
 from marshmallow import Schema, fields
 
-from handlers.schemas import site_url
 from models.festivals import cents
+from openapi.schemas import site_url
 
 
 class PreviousEditionSchema(Schema):

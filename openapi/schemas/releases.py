@@ -2,7 +2,7 @@
 
 from marshmallow import Schema, fields
 
-from handlers.schemas import page_url, site_url
+from openapi.schemas import page_url, site_url
 
 
 class ReleaseArtistSchema(Schema):

@@ -1,0 +1,37 @@
+"""The paging kit of every list, REST and MCP alike: keyset positions as signed cursors.
+
+A domain list function takes a keyset position (`after`, None for the first page) and
+returns a `models.paging.Page` with the position after it. The list's filters
+(`models.paging.Filters`) name its kind and what its cursors are bound to; this kit turns
+the positions into cursors and back (edge/cursors.py signs them) with the service's secret,
+which a handler takes from the request's settings and an MCP tool from its call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from edge import cursors
+from models.paging import Filters, Page
+
+
+@dataclasses.dataclass(frozen=True)
+class Listed:
+    """One page as its caller sees it: the items, and the cursor of the next page."""
+
+    items: list
+    next_cursor: str | None
+
+
+def page(filters: Filters, cursor: str | None, *, secret: str,
+         fetch: Callable[[list | None], Page]) -> Listed:
+    """The page after `cursor` (None: the first) of the list `filters` belong to; `fetch(after)`
+    is the domain call. A cursor of another list or other filters is a `BadRequest`."""
+    kind, binding = filters.kind, filters.binding()
+    after = None if cursor is None else cursors.decode(secret, cursor, kind=kind, filters=binding)
+    found = fetch(after)
+    if found.next_key is None:
+        return Listed(items=found.items, next_cursor=None)
+    return Listed(items=found.items, next_cursor=cursors.encode(
+        secret, kind=kind, filters=binding, key=found.next_key))
