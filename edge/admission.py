@@ -17,7 +17,7 @@ from connexion.security import AbstractSecurityHandler
 from edge.limits import Figures
 from edge.state import RequestState
 from models import tokens
-from models.errors import Forbidden, Unauthorized
+from models.errors import ScopeMissing, Unauthorized
 from models.tokens import Caller
 
 
@@ -40,16 +40,6 @@ class Admission:
     stamp: str
     hour: int
     who: object = None
-
-
-class ScopeMissing(Forbidden):
-    """A valid token without a scope the request needs."""
-
-    def __init__(self, scope: str):
-        super().__init__(f"This token lacks the scope {scope!r} that this endpoint needs.",
-                         headers={"WWW-Authenticate":
-                                  f'Bearer error="insufficient_scope", scope="{scope}"'})
-        self.scope = scope
 
 
 # A surface's own token lookup, run on an admission thread: (caller, stamp, who).
@@ -113,7 +103,9 @@ def _known(service, header: str | None) -> tuple[Caller, str] | None:
 def _check_scope(caller: Caller, needed: frozenset[str]) -> None:
     missing = needed - caller.scopes
     if missing:
-        raise ScopeMissing(" ".join(sorted(missing)))
+        scope = " ".join(sorted(missing))
+        raise ScopeMissing(scope, f"This token lacks the scope {scope!r} that this endpoint "
+                                  f"needs.")
 
 
 def _admission(service, caller: Caller, stamp: str, who, figures: Figures) -> Admission:

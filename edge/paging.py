@@ -10,7 +10,7 @@ which a handler takes from the request's settings and an MCP tool from its call.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 from edge import cursors
 from models.paging import Filters, Page

@@ -72,7 +72,8 @@ KINDS: dict[type[Exception], tuple[int, str]] = {
     errors.BadRequest: (400, "bad_request"),
     errors.Unauthorized: (401, "unauthorized"),
     errors.Forbidden: (403, "forbidden"),
-    errors.ScopeMissing: (403, "insufficient_scope"),
+    # The specification's code on REST; MCP names it as RFC 6750 does (mcp_server/endpoint.py).
+    errors.ScopeMissing: (403, "forbidden"),
     errors.NotFound: (404, "not_found"),
     MethodNotAllowed: (405, "method_not_allowed"),
     NotAcceptable: (406, "not_acceptable"),
@@ -153,6 +154,8 @@ class ErrorHandlers:
         """Errors raised on purpose, answered with the status and code of their kind."""
         status, code = status_of(exc)
         headers = dict(exc.headers)
+        if isinstance(exc, errors.ScopeMissing):
+            headers["WWW-Authenticate"] = f'Bearer error="insufficient_scope", scope="{exc.scope}"'
         if isinstance(exc, MethodNotAllowed):
             headers["Allow"] = ", ".join(self.allowed_methods(request.url.path))
         details = ({"params": rest_params(exc.params)} if isinstance(exc, errors.BadRequest)

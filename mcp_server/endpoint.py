@@ -81,6 +81,8 @@ class McpEndpoint:
                 functools.partial(self._authenticate, called=_called_tool(scope, body)))
         except DomainError as error:
             status, code = status_of(error)
+            if isinstance(error, ScopeMissing):
+                code = "insufficient_scope"  # RFC 6750's name, as MCP clients read it
             await answers.answer_error(send, status, error.message, state.request_id, code=code,
                                        headers=self._challenge(error))
             return

@@ -190,8 +190,7 @@ def test_every_domain_error_kind_has_its_status_and_code_in_the_one_table():
     kinds = {kind for _name, kind in inspect.getmembers(errors, inspect.isclass)
              if issubclass(kind, errors.DomainError)}
     assert kinds <= set(problems.KINDS)
-    assert problems.status_of(errors.ScopeMissing("scan", "Needs scan.")) == (
-        403, "insufficient_scope")
+    assert problems.status_of(errors.ScopeMissing("scan", "Needs scan.")) == (403, "forbidden")
     assert problems.status_of(problems.PayloadTooLarge()) == (413, "payload_too_large")
     assert problems.CODES[403] == "forbidden" and problems.CODES[400] == "bad_request"
 
