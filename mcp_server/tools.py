@@ -35,8 +35,8 @@ from openapi.schemas.organiser import AttendanceSchema, ExternalSalesSchema, Sca
 from openapi.schemas.releases import ReleaseSchema
 from openapi.schemas.venues import VenueDetailSchema, VenueSummarySchema
 from mcp_server.identity import Identity
-from models import (accounts, artists, attendance, badges, calendar, cities, door, events,
-                    festivals, genres, organisations, releases, sales, venues)
+from models import (artists, attendance, badges, calendar, cities, door, events,
+                    festivals, genres, organisations, releases, sales, tokens, venues)
 from models.db import now
 from models.errors import DomainError
 from models.unit_of_work import transaction
@@ -334,7 +334,7 @@ def who_am_i(ctx: Context) -> Answer:
         identity = call.identity
         if identity.kind == "live":
             routes = sorted({*call.service.routes.templates(), MCP_ROUTE})
-            me = accounts.describe_token(call.session, identity.caller,
+            me = tokens.describe_token(call.session, identity.caller,
                                          usage=call.service.usage, routes=routes)
             return {"data": {"kind": "live", **MeSchema().dump(me)}, "meta": {}}
         return {"data": {"kind": "oauth", "person_id": identity.person_id,

@@ -3,7 +3,7 @@
 Copies of venue fields (`city_key`, `lat`, `lng`, the venue name inside
 `search_key`) live on the event so that every hot filter of GET /events is one
 index range scan in the list's order (`date`, `start`, `id`). They are written
-by `models.catalogue` whenever an event or its venue changes.
+by `models.records` whenever an event or its venue changes.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from models import badges, catalogue, festivals
+from models import badges, festivals, records
 from models.errors import BadRequest
 
 # Ids looked up in the database per query.
@@ -39,7 +39,7 @@ class Result:
     """What an import did: per kind, how many records were created, updated or unchanged."""
 
     counts: dict[str, collections.Counter] = dataclasses.field(
-        default_factory=lambda: {kind: collections.Counter() for kind in catalogue.KINDS})
+        default_factory=lambda: {kind: collections.Counter() for kind in records.KINDS})
 
     def summary(self) -> str:
         """One line per kind that the file had, e.g. `event: 3 created, 1 unchanged`."""
@@ -63,7 +63,7 @@ def check(session: Session, *, lines: Iterable[str], source: str | None = None,
     checked: list[Line] = []
     problems: dict[int, list[str]] = collections.defaultdict(list)
     defined: dict[tuple[str, str], int] = {}
-    pending: list[tuple[int, catalogue.Reference]] = []
+    pending: list[tuple[int, records.Reference]] = []
     slugs: dict[str, tuple[str, int]] = {}
     for number, text in enumerate(lines, start=1):
         if progress:
@@ -80,7 +80,7 @@ def check(session: Session, *, lines: Iterable[str], source: str | None = None,
             # Imported data always names its origin (the `source` of the API's resources).
             said.append("source is required: on the record, or as the file's source")
         try:
-            values = catalogue.clean(kind, record)
+            values = records.clean(kind, record)
         except BadRequest as error:
             said += [_say(param) for param in error.params]
         if said:
@@ -94,7 +94,7 @@ def check(session: Session, *, lines: Iterable[str], source: str | None = None,
             problems[number].append(f"{kind} id {values['id']!r} is already on line "
                                     f"{defined[key]}")
             continue
-        pending += [(number, ref) for ref in catalogue.references(kind, values)
+        pending += [(number, ref) for ref in records.references(kind, values)
                     if (ref.kind, ref.id) not in defined]
         if kind == "event" and values["slug"]:
             holder = slugs.setdefault(values["slug"], (values["id"], number))
@@ -123,24 +123,24 @@ def _parse(text: str, source: str | None) -> tuple[str, dict]:
     if not isinstance(record, dict):
         raise BadRequest([{"name": "line", "in": "body", "message": "is not a JSON object"}])
     kind = record.pop("kind", None)
-    if kind not in catalogue.KINDS:
+    if kind not in records.KINDS:
         raise BadRequest([{"name": "kind", "in": "body",
-                           "message": f"must be one of {', '.join(catalogue.KINDS)}, "
+                           "message": f"must be one of {', '.join(records.KINDS)}, "
                                       f"got {kind!r}"}])
     if source and record.get("source") is None:
         record["source"] = source
     return kind, record
 
 
-def _unresolved(session: Session, pending: list[tuple[int, catalogue.Reference]]
-                ) -> list[tuple[int, catalogue.Reference]]:
+def _unresolved(session: Session, pending: list[tuple[int, records.Reference]]
+                ) -> list[tuple[int, records.Reference]]:
     """The references of `pending` (not to earlier lines) that the database lacks too."""
     wanted: dict[str, set[str]] = collections.defaultdict(set)
     for _number, ref in pending:
         wanted[ref.kind].add(ref.id)
     present: set[tuple[str, str]] = set()
     for kind, ids in wanted.items():
-        model = catalogue.MODELS[kind]
+        model = records.MODELS[kind]
         ordered = sorted(ids)
         for start in range(0, len(ordered), _CHUNK):
             chunk = ordered[start:start + _CHUNK]
@@ -158,7 +158,7 @@ def write(session: Session, checked: list[Line], *, progress: Progress | None = 
     with session.begin_nested():
         for line in checked:
             try:
-                record, outcome = catalogue.write(session, kind=line.kind, values=line.values)
+                record, outcome = records.write(session, kind=line.kind, values=line.values)
             except BadRequest as error:
                 # Conflicts only the database can see (a slug or name taken by a record
                 # outside the file) surface here; the savepoint undoes the lines before.

@@ -29,11 +29,6 @@ class UnitOfWork:
             self._session = self.sessions()
         return self._session
 
-    @property
-    def opened(self) -> bool:
-        """Whether the session was used."""
-        return self._session is not None
-
     def commit_step(self) -> None:
         """Commit what the unit did so far, and go on in a new transaction."""
         self.session.commit()

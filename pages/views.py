@@ -17,7 +17,7 @@ from flask import Blueprint, Response, render_template, request
 
 from edge.context import holds_nul, service, session, settings
 from edge.conditional import PUBLIC_CACHE
-from models import artists, badges, catalogue, cities, events, festivals, organisations, venues
+from models import artists, badges, cities, events, festivals, organisations, records, venues
 from models.calendar import AMSTERDAM, today
 from models.errors import NotFound
 from models.text import slugify
@@ -56,7 +56,7 @@ def api_reference():
 @blueprint.get("/sources")
 def sources_page():
     """The data sources of the agenda (the `sources_url` of GET /terms)."""
-    return _page("pages/sources.html", title=None, sources=catalogue.sources(session()))
+    return _page("pages/sources.html", title=None, sources=records.sources(session()))
 
 
 @blueprint.get("/events/<slug>")

@@ -10,7 +10,7 @@ another agenda beside it. The people, places and nights are made up; the
 cities and their coordinates are real.
 
 The bulk path writes the copies `models.events.denormalize` keeps on events
-itself, through `models.catalogue.event_copies`, so both agree.
+itself, through `models.records.event_copies`, so both agree.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from models import calendar
 from models.artists import Artist
-from models.catalogue import TIMEZONES, event_copies
+from models.records import TIMEZONES, event_copies
 from models.events import Event, EventArtist, EventGenre
 from models.genres import GENRES
 from models.organisations import Organisation

@@ -140,12 +140,12 @@ def test_a_well_formed_request_id_is_echoed_and_a_bad_one_replaced(client):
 
 
 def test_an_unexpected_failure_is_500_without_internals(client, auth, app, monkeypatch, caplog):
-    from models import accounts
+    from models import tokens
 
     def explode(*args, **kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(accounts, "describe_token", explode)
+    monkeypatch.setattr(tokens, "describe_token", explode)
     response = client.get("/v1/me", headers=auth)
     _error(response, 500, "internal_error")
     assert "secret internals" not in response.text
@@ -155,12 +155,12 @@ def test_an_unexpected_failure_is_500_without_internals(client, auth, app, monke
 def test_an_unreachable_database_is_503_with_retry_after(client, auth, app, monkeypatch):
     from sqlalchemy.exc import OperationalError
 
-    from models import accounts
+    from models import tokens
 
     def unreachable(*args, **kwargs):
         raise OperationalError("SELECT 1", {}, Exception("connection refused"))
 
-    monkeypatch.setattr(accounts, "describe_token", unreachable)
+    monkeypatch.setattr(tokens, "describe_token", unreachable)
     response = client.get("/v1/me", headers=auth)
     _error(response, 503, "service_unavailable")
     assert int(response.headers["retry-after"]) > 0
