@@ -15,18 +15,11 @@ from collections.abc import Callable
 from connexion.security import AbstractSecurityHandler
 
 from edge.limits import Figures
+from edge.routes import Gate
 from edge.state import RequestState
 from models import tokens
 from models.errors import ScopeMissing, Unauthorized
 from models.tokens import Caller
-
-
-@dataclasses.dataclass(frozen=True)
-class Gate:
-    """What a request must pass: the scopes it needs, and the route its use counts under."""
-
-    route: str
-    needed: frozenset[str]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,9 +142,8 @@ def bearer_handler(service):
                 operation = service.routes.named(
                     request.scope["extensions"]["connexion_routing"]["operation_id"])
                 admission = await admit(
-                    service, RequestState.of(request.scope),
-                    Gate(operation.route, operation.needed), request.headers.get("authorization"),
-                    client_address(request.scope))
+                    service, RequestState.of(request.scope), operation.gate,
+                    request.headers.get("authorization"), client_address(request.scope))
                 return {"sub": admission.caller.token_id, "caller": admission.caller}
 
             return verify

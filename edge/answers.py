@@ -15,9 +15,10 @@ from edge.problems import error_body
 JSON = b"application/json"
 
 
-def envelope(data: bytes, request_id: str, meta: dict) -> bytes:
-    """`{"data": ..., "meta": {"request_id": ..., **meta}}` from `data` already serialized."""
-    rest = orjson.dumps(meta)[1:-1] if meta else b""
+def envelope(data: bytes, request_id: str, meta: bytes = b"{}") -> bytes:
+    """`{"data": ..., "meta": {"request_id": ..., **meta}}` from `data` and `meta` (an object)
+    already serialized."""
+    rest = meta[1:-1]
     return b"".join((b'{"data":', data, b',"meta":{"request_id":', orjson.dumps(request_id),
                      b"," if rest else b"", rest, b"}}"))
 

@@ -44,7 +44,7 @@ import orjson
 import redis
 
 from edge import answers
-from edge.admission import Admission, Gate, admit, authorization, client_address
+from edge.admission import Admission, admit, client_address
 from edge.conditional import matches
 from edge.limits import OncePerMinute, RedisCounters
 from edge.state import PublicAnswer, RequestState
@@ -55,7 +55,7 @@ log = logging.getLogger("agenda.cache")
 KEPT = (b"etag", b"cache-control", b"vary")
 SHARED_TTL = 3600
 # The layout of a packed entry (`Entry.pack`), named in its Redis key.
-LAYOUT = 2
+LAYOUT = 3
 # How long a request waits for another one building the same answer before it builds its own.
 FOLLOW_SECONDS = 2.0
 
@@ -78,18 +78,20 @@ class Entry:
         return len(self.answer.data)
 
     def pack(self) -> bytes:
-        """Bytes for Redis."""
-        head = orjson.dumps([self.stamp, self.hour, self.answer.etag, self.answer.meta,
+        """Bytes for Redis: the lengths of the head and of `meta`, the head, `meta`, `data`."""
+        head = orjson.dumps([self.stamp, self.hour, self.answer.etag,
                              [[k.decode("latin-1"), v.decode("latin-1")] for k, v in self.headers]])
-        return struct.pack(">I", len(head)) + head + self.answer.data
+        return b"".join((struct.pack(">II", len(head), len(self.answer.meta)), head,
+                         self.answer.meta, self.answer.data))
 
     @classmethod
     def unpack(cls, packed: bytes) -> Entry:
-        (length,) = struct.unpack(">I", packed[:4])
-        stamp, hour, etag, meta, headers = orjson.loads(packed[4:4 + length])
+        head_length, meta_length = struct.unpack(">II", packed[:8])
+        stamp, hour, etag, headers = orjson.loads(packed[8:8 + head_length])
+        meta_end = 8 + head_length + meta_length
         return cls(stamp, hour,
                    tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in headers),
-                   PublicAnswer(packed[4 + length:], meta, etag))
+                   PublicAnswer(packed[meta_end:], packed[8 + head_length:meta_end], etag))
 
 
 class LocalEntries:
@@ -167,16 +169,19 @@ class ResponseCache:
     async def __call__(self, scope, receive, send):
         operation = (self.service.routes.find("GET", scope["path"])
                      if scope["type"] == "http" and scope["method"] == "GET" else None)
-        header = authorization(scope) if operation is not None else None
-        if (operation is None or not operation.public or operation.needed is None
-                or header is None or not self._headers_valid(scope, operation)):
+        if operation is None or not operation.public or operation.needed is None:
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        header = headers.get(b"authorization")
+        if header is None or not self._headers_valid(headers, operation):
             await self.app(scope, receive, send)
             return
         url = f"{scope['path']}?{scope['query_string'].decode('latin-1')}"
         state = RequestState.of(scope)
         try:
-            admission = await admit(self.service, state, Gate(operation.route, operation.needed),
-                                    header, client_address(scope))
+            admission = await admit(self.service, state, operation.gate, header.decode("latin-1"),
+                                    client_address(scope))
         except Exception:  # noqa: BLE001 - kept on the state; the full way answers it
             await self.app(scope, receive, send)
             return
@@ -187,13 +192,12 @@ class ResponseCache:
             await self._full_path(scope, receive, send, url, state,
                                   lead=url not in self._building)
             return
-        await self._answer(send, entry, dict(scope["headers"]), state.request_id)
+        await self._answer(send, entry, headers, state.request_id)
 
     @staticmethod
-    def _headers_valid(scope, operation) -> bool:
+    def _headers_valid(headers: dict, operation) -> bool:
         """Whether every header the document bounds is within bounds (else Connexion
         refuses it, the full way)."""
-        headers = dict(scope["headers"])
         for name, validator in operation.headers:
             value = headers.get(name)
             if value is not None and not validator.is_valid(value.decode("latin-1")):

@@ -32,8 +32,8 @@ def matches(header: str, tag: str) -> bool:
     return any(item.strip().removeprefix("W/") == wanted for item in header.split(","))
 
 
-async def refund_revalidation(service, state: RequestState, status: int) -> None:
+async def refund_revalidation(service, state: RequestState) -> None:
     """Give a 304's day back to the token it was counted for (whoever answered it)."""
     admission = state.admitted()
-    if status == 304 and admission is not None:
+    if admission is not None:
         await service.usage.refund_day_async(admission.caller)

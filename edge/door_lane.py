@@ -34,7 +34,7 @@ import orjson
 from connexion.json_schema import resolve_refs
 
 from edge import answers
-from edge.admission import Gate, admit, authorization, client_address
+from edge.admission import admit, authorization, client_address
 from edge.conditional import PRIVATE_CACHE
 from edge.limits import OncePerMinute
 from edge.middleware import read_body
@@ -55,7 +55,6 @@ class DoorLane:
         self.app = app
         self.service = service
         self.operation = operation
-        self.gate = Gate(operation.route, operation.needed)
         self.scan = scan
         # The operation as Connexion sees it: every reference resolved by its own function.
         resolved = resolve_refs(service.document)
@@ -81,7 +80,7 @@ class DoorLane:
             return
         state = RequestState.of(scope)
         try:
-            admission = await admit(self.service, state, self.gate, header,
+            admission = await admit(self.service, state, self.operation.gate, header,
                                     client_address(scope))
             data = await asyncio.get_running_loop().run_in_executor(
                 self.service.door_threads, self._scan, admission.caller, body)
@@ -108,7 +107,7 @@ class DoorLane:
                          caller, body)
 
     async def _answer(self, send, data: dict, request_id: str) -> None:
-        body = answers.envelope(orjson.dumps(data), request_id, {})
+        body = answers.envelope(orjson.dumps(data), request_id)
         if self.answer_validator is not None:
             self.answer_validator.validate(orjson.loads(body))
         # The request middleware adds X-Request-Id and the limit headers, as on the full way.

@@ -64,7 +64,8 @@ class RequestMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                await refund_revalidation(self.service, state, status)
+                if status == 304:
+                    await refund_revalidation(self.service, state)
                 message = {**message, "headers": self._common(state, message)}
             await send(message)
 

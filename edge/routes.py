@@ -5,6 +5,7 @@ needs one (admission's gates, the response cache's public answers, the door's la
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 from jsonschema import Draft202012Validator
@@ -12,6 +13,15 @@ from jsonschema import Draft202012Validator
 from edge.openapi import path_pattern, resolve, scopes_needed
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+@dataclasses.dataclass(frozen=True)
+class Gate:
+    """What a request must pass (edge/admission.py): the scopes it needs, and the route its
+    use counts under."""
+
+    route: str
+    needed: frozenset[str]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,12 +39,19 @@ class Operation:
     headers: tuple[tuple[bytes, Draft202012Validator], ...]
     definition: dict = dataclasses.field(repr=False, compare=False, hash=False)
 
+    @functools.cached_property
+    def gate(self) -> Gate:
+        """The gate of a request for this operation (one that needs a token)."""
+        return Gate(self.route, self.needed or frozenset())
+
 
 class RouteTable:
     """The operations of a document under a prefix, looked up by request or by handler."""
 
     def __init__(self, document: dict, prefix: str):
         self.operations: list[Operation] = []
+        # Paths without a parameter are found by a dict look-up, the others by their pattern.
+        self._literal: dict[str, dict[str, Operation]] = {}
         self._paths: list[tuple[re.Pattern, str, dict[str, Operation]]] = []
         for template, item in document["paths"].items():
             by_method = {}
@@ -54,14 +71,25 @@ class RouteTable:
                     definition=definition)
                 by_method[operation.method] = operation
                 self.operations.append(operation)
-            self._paths.append((path_pattern(prefix + template), prefix + template, by_method))
+            if "{" in template:
+                self._paths.append((path_pattern(prefix + template), prefix + template,
+                                    by_method))
+            else:
+                self._literal[prefix + template] = by_method
         self._by_handler = {operation.handler: operation for operation in self.operations}
 
     def find(self, method: str, path: str) -> Operation | None:
         """The operation answering `method` on the concrete request `path` (GET's for HEAD)."""
+        by_method = self._methods(path)
+        return by_method.get("GET" if method == "HEAD" else method) if by_method else None
+
+    def _methods(self, path: str) -> dict[str, Operation] | None:
+        found = self._literal.get(path)
+        if found is not None:
+            return found
         for pattern, _route, by_method in self._paths:
             if pattern.fullmatch(path):
-                return by_method.get("GET" if method == "HEAD" else method)
+                return by_method
         return None
 
     def of(self, handler) -> Operation:
@@ -78,8 +106,7 @@ class RouteTable:
 
     def allowed_methods(self, path: str) -> list[str]:
         """The methods the document declares for a concrete request path (HEAD with GET)."""
-        for pattern, _route, by_method in self._paths:
-            if pattern.fullmatch(path):
-                methods = set(by_method) | ({"HEAD"} if "GET" in by_method else set())
-                return sorted(methods)
-        return []
+        by_method = self._methods(path)
+        if by_method is None:
+            return []
+        return sorted(set(by_method) | ({"HEAD"} if "GET" in by_method else set()))

@@ -12,13 +12,14 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from edge.admission import Admission, Gate
+    from edge.admission import Admission
+    from edge.routes import Gate
 
 # The one key of the ASGI scope this service uses; only this module reads or writes it.
 _KEY = "agenda"
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class RequestState:
     """One request's id and arrival, and who was admitted for what (once, by whichever
     layer admitted it first)."""
@@ -54,9 +55,10 @@ class RequestState:
 
 @dataclasses.dataclass(frozen=True)
 class PublicAnswer:
-    """A public answer's parts, as the envelope serialized them: what the response cache
-    keeps, so that serving it again does not depend on the body's byte layout."""
+    """A public answer's parts, as the envelope serialized them (`data`, and `meta` without
+    the request id): what the response cache keeps, so that serving it again does not
+    depend on the body's byte layout."""
 
     data: bytes
-    meta: dict
+    meta: bytes
     etag: str

@@ -23,10 +23,10 @@ def public(data, *, meta: dict | None = None) -> Response:
     headers = {"ETag": tag, "Cache-Control": conditional.PUBLIC_CACHE, "Vary": "Authorization"}
     if conditional.matches(request.headers.get("If-None-Match", ""), tag):
         return Response(status=304, headers=headers)
-    serialized = orjson.dumps(data)
+    answer = PublicAnswer(orjson.dumps(data), orjson.dumps(meta), tag)
     # Kept by the response cache (edge/cache.py) in parts, not as this body's bytes.
-    state().answer = PublicAnswer(serialized, meta, tag)
-    return _json(serialized, meta, headers)
+    state().answer = answer
+    return _json(answer.data, answer.meta, headers)
 
 
 def public_page(items: list, *, limit: int, next_cursor: str | None,
@@ -38,9 +38,9 @@ def public_page(items: list, *, limit: int, next_cursor: str | None,
 
 def private(data) -> Response:
     """An answer about the caller's own token or organisation; never cached."""
-    return _json(orjson.dumps(data), {}, {"Cache-Control": conditional.PRIVATE_CACHE})
+    return _json(orjson.dumps(data), b"{}", {"Cache-Control": conditional.PRIVATE_CACHE})
 
 
-def _json(data: bytes, meta: dict, headers: dict) -> Response:
+def _json(data: bytes, meta: bytes, headers: dict) -> Response:
     return Response(answers.envelope(data, request_id(), meta), status=200, headers=headers,
                     mimetype="application/json")

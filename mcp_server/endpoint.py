@@ -19,7 +19,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
 from edge import answers
-from edge.admission import Gate, admit, authorization, client_address
+from edge.admission import admit, authorization, client_address
+from edge.routes import Gate
 from edge.problems import status_of
 from edge.state import RequestState
 from mcp_server import identity as identities
@@ -30,6 +31,9 @@ from models.unit_of_work import transaction
 PATH = "/mcp"
 # What a client should ask for when it connects (consent narrows it to the person's role).
 CONNECT_SCOPES = "read attendance scan"
+# Every MCP request is counted under the endpoint's path; a called tool's scope is checked
+# with the caller (`McpEndpoint._authenticate`).
+GATE = Gate(PATH, frozenset())
 
 
 class McpEndpoint:
@@ -76,7 +80,7 @@ class McpEndpoint:
         body = await replay.read()
         try:
             admission = await admit(
-                self.service, state, Gate(PATH, frozenset()), authorization(scope),
+                self.service, state, GATE, authorization(scope),
                 client_address(scope),
                 functools.partial(self._authenticate, called=_called_tool(scope, body)))
         except DomainError as error:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
 from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from sqlalchemy import Integer, Select, bindparam, tuple_
 from sqlalchemy.orm import Session

@@ -244,7 +244,7 @@ def test_a_statement_that_changes_nothing_keeps_the_stamp(db):
 
 def test_the_cache_of_a_process_keeps_within_its_bytes_dropping_the_least_used():
     def entry(size: int) -> Entry:
-        return Entry("s", 1, (), PublicAnswer(b"x" * size, {}, 'W/"t"'))
+        return Entry("s", 1, (), PublicAnswer(b"x" * size, b"{}", 'W/"t"'))
 
     local = LocalEntries(max_bytes=3_000)
     for url in ("/a", "/b", "/c"):
