@@ -44,7 +44,7 @@ import orjson
 import redis
 
 from edge import answers
-from edge.admission import Admission, admit, client_address
+from edge.admission import Admission, admit, authorization, client_address
 from edge.conditional import matches
 from edge.limits import OncePerMinute, RedisCounters
 from edge.state import PublicAnswer, RequestState
@@ -173,14 +173,14 @@ class ResponseCache:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        header = headers.get(b"authorization")
+        header = authorization(scope)  # the first, as every layer reads it
         if header is None or not self._headers_valid(headers, operation):
             await self.app(scope, receive, send)
             return
         url = f"{scope['path']}?{scope['query_string'].decode('latin-1')}"
         state = RequestState.of(scope)
         try:
-            admission = await admit(self.service, state, operation.gate, header.decode("latin-1"),
+            admission = await admit(self.service, state, operation.gate, header,
                                     client_address(scope))
         except Exception:  # noqa: BLE001 - kept on the state; the full way answers it
             await self.app(scope, receive, send)
