@@ -13,8 +13,8 @@ from flask import current_app, g, request
 
 from edge.state import RequestState
 from models.errors import NotFound
-from models.unit_of_work import UnitOfWork
 from models.tokens import Caller
+from models.unit_of_work import UnitOfWork
 
 # Flask endpoints and blueprints outside the OpenAPI document (served at the site root).
 SITE_ENDPOINTS = {"healthz"}
