@@ -37,7 +37,6 @@ class Operation:
     public: bool
     # (lower-case name, validator) of each header parameter, checked as Connexion does.
     headers: tuple[tuple[bytes, Draft202012Validator], ...]
-    definition: dict = dataclasses.field(repr=False, compare=False, hash=False)
 
     @functools.cached_property
     def gate(self) -> Gate:
@@ -67,8 +66,7 @@ class RouteTable:
                     public=method == "get" and "304" in definition.get("responses", {}),
                     headers=tuple((p["name"].lower().encode("latin-1"),
                                    Draft202012Validator(p.get("schema", {})))
-                                  for p in parameters if p.get("in") == "header"),
-                    definition=definition)
+                                  for p in parameters if p.get("in") == "header"))
                 by_method[operation.method] = operation
                 self.operations.append(operation)
             if "{" in template:

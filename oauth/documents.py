@@ -157,7 +157,7 @@ async def _fetch(url: str, *, allow_loopback: bool) -> dict:
         raise DocumentError("The port of the client id URL is not a number.") from None
     address = await _checked_address(parts.hostname, port, parts.scheme,
                                      allow_loopback=allow_loopback)
-    secure = ssl.create_default_context() if parts.scheme == "https" else None
+    secure = _tls() if parts.scheme == "https" else None
     try:
         reader, writer = await asyncio.open_connection(
             address, port, ssl=secure, server_hostname=parts.hostname if secure else None)
@@ -179,6 +179,12 @@ async def _fetch(url: str, *, allow_loopback: bool) -> dict:
     if not isinstance(document, dict):
         raise DocumentError("The client metadata document must be a JSON object.")
     return document
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The TLS context of every fetch (the system's CA certificates, read once)."""
+    return ssl.create_default_context()
 
 
 async def resolve(host: str, port: int) -> set[str]:
