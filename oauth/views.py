@@ -272,7 +272,8 @@ def consent():
         params = _ticket(request.values.get("request"))
     except _PageError as error:
         return _error_page(_locale({}), error.error, error.description)
-    locale = _locale(params)
+    # The site's language switch asks with `lang`; the app asked with `ui_locales`.
+    locale = _locale({"ui_locales": request.args.get("lang") or params.get("ui_locales", "")})
     person = signed_in()
     if person is None:
         here = f"/oauth/consent?{urlencode({'request': request.values['request']})}"
@@ -395,7 +396,7 @@ def _page(template: str, locale: str, *, form_targets: tuple[str, ...] = (),
     targets = " ".join(("'self'", *form_targets))
     return Response(body, mimetype="text/html", headers={
         "Cache-Control": "no-store", "X-Frame-Options": "DENY",
-        "Content-Security-Policy": f"default-src 'none'; style-src 'unsafe-inline'; "
+        "Content-Security-Policy": f"default-src 'none'; style-src 'self'; "
                                    f"form-action {targets}; frame-ancestors 'none'",
         "Referrer-Policy": "no-referrer"})
 

@@ -1,9 +1,17 @@
 """The API reference at /docs, rendered on the server from the OpenAPI document.
 
-Swagger UI would need its JavaScript bundle (a package the service does not
-depend on) and a looser Content-Security-Policy; the document's descriptions
-use a small part of Markdown (headings, tables, lists, paragraphs, inline code),
-which `markdown` below renders after escaping every character of the source.
+Rendered once, as the application starts (`pages.views`), and kept: every operation with
+its parameters and answers, each answer's fields (type, meaning, nullable; from
+`pages.shapes`) and an example, the component schemas, the error envelope with examples
+of its commonest statuses, a table of contents and an anchor per operation.
+
+Why not Redoc, Scalar or Swagger UI from a registry package: each needs its JavaScript
+bundle (~1 MB, a dependency to keep up to date), a Content-Security-Policy that allows
+scripts, and shows nothing without JavaScript; the page built here is plain HTML that
+works in any browser, with a text browser and a screen reader, searchable with the
+browser's find. The document's descriptions use a small part of Markdown (headings,
+tables, lists, paragraphs, inline code), which `markdown` below renders after escaping
+every character of the source.
 """
 
 from __future__ import annotations
@@ -11,10 +19,16 @@ from __future__ import annotations
 import dataclasses
 import re
 
+import orjson
 from markupsafe import Markup, escape
 
 from edge.openapi import resolve, scopes_needed
 from edge.routes import HTTP_METHODS
+from pages import shapes
+
+# The error answers the reference shows with an example, by status.
+ERROR_EXAMPLES = (("400", "BadRequest"), ("401", "Unauthorized"), ("403", "Forbidden"),
+                  ("404", "NotFound"), ("429", "TooManyRequests"))
 
 _CODE = re.compile(r"`([^`]+)`")
 _STRONG = re.compile(r"\*\*([^*]+)\*\*")
@@ -33,6 +47,65 @@ class Parameter:
 
 
 @dataclasses.dataclass(frozen=True)
+class Answer:
+    """One response of an operation: its status and meaning; for a JSON body, the fields
+    of what `data` holds (or of the body), the envelope's parts and an example."""
+
+    code: str
+    description: Markup
+    model: str | None = None
+    envelope: list[shapes.Field] = dataclasses.field(default_factory=list)
+    fields: list[shapes.Field] = dataclasses.field(default_factory=list)
+    example: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the answer is an error (the envelope of the Errors section)."""
+        return not self.code.startswith(("1", "2", "3"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """A component schema of the document, with its fields."""
+
+    name: str
+    description: Markup
+    fields: list[shapes.Field]
+
+    @property
+    def anchor(self) -> str:
+        """The fragment id of the schema on the page."""
+        return f"schema-{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Reference:
+    """Everything the page shows, made once from the document."""
+
+    description: Markup
+    sections: list[Section]
+    models: list[Model]
+    error_fields: list[shapes.Field]
+    errors: list[Answer]
+
+    @classmethod
+    def of(cls, document: dict) -> Reference:
+        """The reference of `document`."""
+        schemas = document.get("components", {}).get("schemas", {})
+        models = [Model(name=name, description=markdown(schema.get("description")),
+                        fields=shapes.fields(document, schema))
+                  for name, schema in schemas.items()
+                  if shapes.merged(document, schema).get("properties")]
+        answers = document.get("components", {}).get("responses", {})
+        errors = [_answer(document, code, answers[name]) for code, name in ERROR_EXAMPLES
+                  if name in answers]
+        return cls(description=markdown(document["info"].get("description"), top=2),
+                   sections=operations(document), models=models,
+                   error_fields=shapes.fields(document, schemas.get("Error", {})),
+                   errors=errors)
+
+
+@dataclasses.dataclass(frozen=True)
 class Operation:
     """One operation: method and path, what it does, what it takes and answers."""
 
@@ -44,7 +117,7 @@ class Operation:
     scopes: list[str]
     parameters: list[Parameter]
     body: str | None
-    responses: list[tuple[str, Markup]]
+    responses: list[Answer]
 
     @property
     def anchor(self) -> str:
@@ -148,7 +221,7 @@ def operations(document: dict, prefix: str = "/v1") -> list[Section]:
             operation = item[method]
             parameters = [resolve(document, p)
                           for p in [*item.get("parameters", []), *operation.get("parameters", [])]]
-            responses = [(code, markdown(resolve(document, answer).get("description", "")))
+            responses = [_answer(document, code, answer)
                          for code, answer in operation.get("responses", {}).items()]
             tag = (operation.get("tags") or ["other"])[0]
             by_tag.setdefault(tag, []).append(Operation(
@@ -165,3 +238,32 @@ def operations(document: dict, prefix: str = "/v1") -> list[Section]:
     descriptions = {tag["name"]: tag.get("description", "") for tag in document.get("tags", [])}
     return [Section(name=tag, description=inline(descriptions.get(tag, "")), operations=found)
             for tag, found in by_tag.items() if found]
+
+
+def _answer(document: dict, code: str, answer: dict) -> Answer:
+    """A response: fields and an example for a JSON body (a success's made from its schema,
+    an error's as the document gives it)."""
+    answer = resolve(document, answer)
+    description = markdown(answer.get("description", ""))
+    content = answer.get("content", {}).get("application/json")
+    if content is None or "schema" not in content:
+        return Answer(code=code, description=description)
+    schema = content["schema"]
+    body = shapes.merged(document, schema)
+    data = body.get("properties", {}).get("data")
+    shown = data if data is not None and "meta" in body.get("properties", {}) else schema
+    envelope = shapes.fields(document, schema) if shown is data else []
+    value = content.get("example")
+    if value is None:
+        value = shapes.example(document, schema)
+    return Answer(code=code, description=description, model=shapes.model_name(shown),
+                  envelope=envelope, fields=shapes.fields(document, _object_of(document, shown)),
+                  example=orjson.dumps(value, option=orjson.OPT_INDENT_2).decode())
+
+
+def _object_of(document: dict, schema: dict) -> dict:
+    """The object schema a body or `data` holds (an array's items)."""
+    schema = shapes.merged(document, schema)
+    if schema.get("type") == "array" and "items" in schema:
+        return shapes.merged(document, schema["items"])
+    return schema

@@ -13,19 +13,24 @@ from __future__ import annotations
 import datetime as dt
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Response, render_template, request
+import hashlib
 
-from edge.context import holds_nul, service, session, settings
-from edge.conditional import PUBLIC_CACHE
+from flask import Blueprint, Response, current_app, render_template, request
+
+from edge.conditional import PUBLIC_CACHE, matches
+from edge.context import holds_nul, session, settings
 from models import artists, badges, cities, events, festivals, organisations, records, venues
 from models.calendar import AMSTERDAM, today
-from models.errors import NotFound
+from models.errors import BadRequest, NotFound
 from models.text import slugify
 from openapi.schemas import attribution
-from pages import calendar, reference
+from openapi.schemas.terms import TermsSchema
+from pages import calendar, home, reference, site
 from pages.words import long_date, money, text_for
 
 blueprint = Blueprint("pages", __name__, template_folder="templates")
+blueprint.add_app_template_global(site.layout, "layout")
+blueprint.add_url_rule(site.STYLESHEET_PATH, "stylesheet", site.stylesheet)
 
 # Events listed on a venue, artist or city page.
 UPCOMING_LIMIT = 20
@@ -43,14 +48,53 @@ def _no_nul() -> Response | None:
     return _not_found(NotFound()) if holds_nul() else None
 
 
+@blueprint.record_once
+def _keep_reference(state) -> None:
+    """Render /docs once, as the application starts, from the document it serves."""
+    app = state.app
+    with app.test_request_context("/docs"):
+        document = app.extensions["agenda"].document
+        page = reference.Reference.of(document)
+        body = render_template("pages/docs.html", **_values(
+            "en", title=None, reference=page, markdown=reference.markdown,
+            info=document["info"], base_url=settings().base_url))
+    app.extensions["agenda-reference"] = (body, _tag(body))
+
+
 @blueprint.get("/docs")
 def api_reference():
-    """The REST API reference, rendered from the served OpenAPI document."""
-    document = service().document
-    return _page("pages/docs.html", title=None, info=document["info"],
-                 description=reference.markdown(document["info"].get("description"), top=2),
-                 sections=reference.operations(document), base_url=settings().base_url,
-                 locale="en")
+    """The REST API reference, rendered from the served OpenAPI document at start-up."""
+    body, tag = current_app.extensions["agenda-reference"]
+    return html_response(body, status=200, private=False, tag=tag)
+
+
+@blueprint.get("/")
+def home_page():
+    """The front page: today's and this weekend's events, the busiest cities, a search.
+    It is what the attribution link (`meta.attribution.url`) opens."""
+    day = today()
+    try:
+        search = home.read_search(request.args)
+    except BadRequest as error:
+        return _page("pages/home.html", title=None, status=400, search=home.Search(),
+                     problems=error.params, **_front(day))
+    return _page("pages/home.html", title=None, search=search, problems=[],
+                 found=home.found(session(), search, today=day) if search.given else None,
+                 **_front(day))
+
+
+def _front(day: dt.date) -> dict:
+    first, last = home.weekend(day)
+    return {"today_events": home.on_days(session(), day, day, today=day),
+            "weekend_events": home.on_days(session(), first, last, today=day),
+            "weekend": (first, last), "today": day, "genres": home.GENRE_NAMES,
+            "cities": home.busiest_cities(session(), today=day)}
+
+
+@blueprint.get("/terms")
+def terms_page():
+    """The terms of use of GET /v1/terms as a page."""
+    return _page("pages/terms.html", title=None, terms=TermsSchema().dump(settings()))
 
 
 @blueprint.get("/sources")
@@ -159,20 +203,29 @@ def _page(template: str, *, title: str | None, status: int = 200, locale: str | 
           **values) -> Response:
     """A page in the visitor's language, with the attribution and terms links."""
     locale = locale or request_locale()
-    site = settings().site_url
-    body = render_template(template, t=text_for(locale), locale=locale, site=site,
-                           title=title, attribution=attribution(settings()),
-                           date=lambda day: long_date(day, locale), slugify=slugify,
-                           money=lambda amount: money(amount, locale),
-                           day_of=lambda moment: dt.datetime.fromtimestamp(moment, AMSTERDAM).date(),
-                           path=request.path, **values)
+    body = render_template(template, **_values(locale, title=title, **values))
     return html_response(body, status=status, private=False)
 
 
-def html_response(body: str, *, status: int, private: bool) -> Response:
-    """A page with the site's security headers. A public page may be cached a minute and
-    shows images of events, venues and artists (from other sites); a `private` one (the
-    portal, tickets) is never stored, loads no image and sends no referrer."""
+def _values(locale: str, **values) -> dict:
+    """What every public page's template is given."""
+    return {"t": text_for(locale), "locale": locale, "site": settings().site_url,
+            "attribution": attribution(settings()), "slugify": slugify,
+            "date": lambda day: long_date(day, locale),
+            "money": lambda amount: money(amount, locale),
+            "day_of": lambda moment: dt.datetime.fromtimestamp(moment, AMSTERDAM).date(),
+            "path": request.path, **values}
+
+
+def _tag(body: str) -> str:
+    return f'W/"{hashlib.blake2b(body.encode(), digest_size=16).hexdigest()}"'
+
+
+def html_response(body: str, *, status: int, private: bool, tag: str | None = None) -> Response:
+    """A page with the site's security headers. A public page may be cached a minute, has an
+    ETag (a 304 when the browser holds the same page) and shows images of events, venues
+    and artists (from other sites); a `private` one (the portal, tickets) is never stored,
+    loads no image and sends no referrer. Styles come only from the site's stylesheet."""
     if private:
         headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
                    "Referrer-Policy": "no-referrer"}
@@ -180,8 +233,13 @@ def html_response(body: str, *, status: int, private: bool) -> Response:
     else:
         headers = {**_headers(), "Referrer-Policy": "strict-origin-when-cross-origin"}
         images = "img-src https:; "
-    return Response(body, status=status, mimetype="text/html", headers={
-        **headers, "X-Frame-Options": "DENY",
-        "Content-Security-Policy": f"default-src 'none'; style-src 'unsafe-inline'; {images}"
-                                   "form-action 'self'; base-uri 'none'; "
-                                   "frame-ancestors 'none'"})
+    headers |= {"X-Frame-Options": "DENY",
+                "Content-Security-Policy": f"default-src 'none'; style-src 'self'; {images}"
+                                           "form-action 'self'; base-uri 'none'; "
+                                           "frame-ancestors 'none'"}
+    if private or status != 200:
+        return Response(body, status=status, mimetype="text/html", headers=headers)
+    headers["ETag"] = tag = tag or _tag(body)
+    if matches(request.headers.get("If-None-Match", ""), tag):
+        return Response(status=304, headers=headers)
+    return Response(body, status=status, mimetype="text/html", headers=headers)

@@ -43,7 +43,29 @@ TEXT = {
         "not_found_title": "Page not found",
         "not_found": "There is no public page at this address: it does not exist, is not "
                      "(or no longer) public, or has moved.",
-        "home": "API reference",
+        "home_title": "Going out in the Netherlands and Belgium",
+        "home_intro": "Club nights, concerts and festivals: what is on today, this weekend "
+                      "and in your city. The same agenda is open to apps through the API.",
+        "search_title": "Search the agenda", "search_city": "City", "search_genre": "Genre",
+        "search_any_genre": "Any genre", "search_date": "Date", "search": "Search",
+        "search_results": "Found", "search_none": "Nothing matches this search.",
+        "search_bad_city": "A city name is at most 100 characters.",
+        "search_bad_genre": "Choose a genre from the list.",
+        "search_bad_date": "The date is not a date (yyyy-mm-dd).",
+        "today": "Today", "today_none": "Nothing on today.",
+        "weekend": "This weekend", "weekend_none": "Nothing announced for the weekend yet.",
+        "busiest_cities": "Busiest cities", "for_builders": "For organisers and developers",
+        "api_blurb": "Every operation, its fields and examples.",
+        "portal_blurb": "API tokens of your organisation and the door.",
+        "terms_blurb": "What using the data asks of you.",
+        "terms_version": "Version {version}", "terms_rules": "Rules",
+        "terms_attribution": "Wherever you show the data, credit the service with this link:",
+        "terms_limits": "Rate limits",
+        "terms_limits_text": "Per token: {minute} requests a minute and {day} a day.",
+        "terms_provider": "Provider", "terms_name": "Name", "terms_address": "Address",
+        "terms_coc": "Chamber of Commerce", "terms_vat": "VAT number", "terms_contact": "Contact",
+        "site_nav": "Site", "nav_agenda": "Agenda", "nav_api": "API reference",
+        "nav_portal": "Organiser portal",
         "attribution": "Attribution", "terms": "Terms of use",
         "docs_title": "API reference",
         "sources_title": "Where the data comes from",
@@ -92,7 +114,29 @@ TEXT = {
         "not_found_title": "Pagina niet gevonden",
         "not_found": "Op dit adres staat geen openbare pagina: ze bestaat niet, is niet "
                      "(of niet meer) openbaar, of is verplaatst.",
-        "home": "API-referentie",
+        "home_title": "Uitgaan in Nederland en België",
+        "home_intro": "Clubnachten, concerten en festivals: wat er vandaag, dit weekend en in "
+                      "jouw stad te doen is. Dezelfde agenda staat via de API open voor apps.",
+        "search_title": "Zoek in de agenda", "search_city": "Stad", "search_genre": "Genre",
+        "search_any_genre": "Elk genre", "search_date": "Datum", "search": "Zoeken",
+        "search_results": "Gevonden", "search_none": "Niets past bij deze zoekopdracht.",
+        "search_bad_city": "Een plaatsnaam is hoogstens 100 tekens.",
+        "search_bad_genre": "Kies een genre uit de lijst.",
+        "search_bad_date": "De datum is geen datum (jjjj-mm-dd).",
+        "today": "Vandaag", "today_none": "Vandaag is er niets.",
+        "weekend": "Dit weekend", "weekend_none": "Voor het weekend is nog niets aangekondigd.",
+        "busiest_cities": "Drukste steden", "for_builders": "Voor organisaties en ontwikkelaars",
+        "api_blurb": "Elke operatie, haar velden en voorbeelden (Engels).",
+        "portal_blurb": "De API-tokens van je organisatie en de deur.",
+        "terms_blurb": "Wat het gebruik van de gegevens van je vraagt.",
+        "terms_version": "Versie {version}", "terms_rules": "Regels",
+        "terms_attribution": "Vermeld de dienst overal waar je de gegevens toont, met deze link:",
+        "terms_limits": "Limieten",
+        "terms_limits_text": "Per token: {minute} verzoeken per minuut en {day} per dag.",
+        "terms_provider": "Aanbieder", "terms_name": "Naam", "terms_address": "Adres",
+        "terms_coc": "KvK-nummer", "terms_vat": "Btw-nummer", "terms_contact": "Contact",
+        "site_nav": "Site", "nav_agenda": "Agenda", "nav_api": "API-referentie",
+        "nav_portal": "Organisatieportaal",
         "attribution": "Bronvermelding", "terms": "Gebruiksvoorwaarden",
         "docs_title": "API-referentie",
         "sources_title": "Waar de gegevens vandaan komen",
@@ -124,6 +168,11 @@ def long_date(day: dt.date, locale: str) -> str:
     """`Friday 3 May 2024` or `vrijdag 3 mei 2024`."""
     weekday = WEEKDAYS[locale][day.weekday()]
     return f"{weekday} {day.day} {MONTHS[locale][day.month - 1]} {day.year}"
+
+
+def short_date(day: dt.date, locale: str) -> str:
+    """`3 May 2024` or `3 mei 2024`, for tables."""
+    return f"{day.day} {MONTHS[locale][day.month - 1][:3]} {day.year}"
 
 
 def money(amount: float, locale: str) -> str:

@@ -41,7 +41,7 @@ from models.people import Person
 from oauth.views import check_csrf, csrf_token, signed_in
 from openapi.schemas import attribution
 from pages.views import html_response, request_locale
-from pages.words import long_date
+from pages.words import long_date, short_date
 from portal.words import text_for
 
 blueprint = Blueprint("portal", __name__, template_folder="templates")
@@ -266,4 +266,4 @@ def _when(moment: int | None, locale: str) -> str:
     if moment is None:
         return text_for(locale)["never"]
     local = dt.datetime.fromtimestamp(moment, AMSTERDAM)
-    return f"{long_date(local.date(), locale)} {local:%H:%M}"
+    return f"{short_date(local.date(), locale)}, {local:%H:%M}"

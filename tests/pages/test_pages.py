@@ -124,7 +124,9 @@ def test_everything_shown_is_escaped(client, db):
 def test_every_page_credits_the_data_and_links_the_terms(client, night):
     response = _get(client, f"/events/{night.slug}")
     assert "Data: Event Agenda Service B.V. (http://127.0.0.1:8080)" in _text(response)
-    assert f'href="{SITE}/v1/terms"' in response.text
+    # The terms as a page in the visitor's language (issue 24), not the API's JSON.
+    assert f'href="{SITE}/terms?lang=en"' in response.text
+    assert f'href="{SITE}/v1/terms"' not in response.text
     assert "Gebruiksvoorwaarden" in _get(client, f"/events/{night.slug}", lang="nl").text
 
 
