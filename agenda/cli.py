@@ -261,6 +261,16 @@ def _demo_tokens(session, owner) -> dict[str, str]:
             for scope in DEMO_SCOPES}
 
 
+def _demo_member(session, owner) -> tuple[str, str] | None:
+    """(email, a new password) of the demo organisation's owner, who signs in to the pages."""
+    person = demo_people.demo_member(session, organisation_id=owner.id)
+    if person is None:
+        return None
+    password = secrets.token_urlsafe(12)
+    members.set_password(session, person=person, password=password)
+    return person.email, password
+
+
 def _organiser_examples(base: str, minted: dict[str, str],
                         shown: demo_people.Showcase) -> list[str]:
     """Commands that try the organiser endpoints on the demo organisation's own events."""
@@ -305,6 +315,7 @@ def demo(host, port):
                     click.echo(added.summary())
             owner = demo_people.demo_organisation(session)
             minted = _demo_tokens(session, owner)
+            member = _demo_member(session, owner)
             shown = demo_people.showcase(session, organisation_id=owner.id, now=now())
             festival, profile = demo_festivals.showcase(
                 session, prefix=demo_data.prefix_of(DEMO_SEED))
@@ -324,7 +335,13 @@ def demo(host, port):
     if profile:
         click.echo(f"  {read} {base}/users/{profile}/badges")
     site = settings.site_url
-    click.echo(f"\nPages: {site}/docs (the API reference); every `url` in an answer opens one.")
+    click.echo(f"\nPages: {site}/ (the agenda), {site}/docs (the API reference); every `url` "
+               "in an answer opens one.")
+    if member is not None:
+        click.echo(f"Sign in at {site}/signin as the owner of {owner.name} (the organiser portal "
+                   f"{site}/portal, OAuth consent), a new password every run:")
+        click.echo(f"  email     {member[0]}")
+        click.echo(f"  password  {member[1]}")
     click.echo(f"MCP: {site}/mcp with the read token as Bearer, or through OAuth "
                f"(discovery: {site}/.well-known/oauth-protected-resource).")
     examples = _organiser_examples(base, minted, shown)

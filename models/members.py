@@ -56,6 +56,15 @@ def create_person(session: Session, *, email: str, handle: str, name: str, passw
     return person
 
 
+def set_password(session: Session, *, person: Person, password: str) -> None:
+    """A new password for the member (only its hash is stored)."""
+    if len(password) < MIN_PASSWORD:
+        raise BadRequest([{"name": "password", "in": "body",
+                           "message": f"must be at least {MIN_PASSWORD} characters"}])
+    person.password_hash = _HASHER.hash(password)
+    session.flush()
+
+
 def set_role(session: Session, *, person: Person, organisation_key: str, role: str) -> None:
     """Give the person `role` in the organisation (id or name)."""
     if role not in ROLES:

@@ -21,7 +21,7 @@ _NAMED = {
     "start": "23:00", "end": "06:00", "code": "DN-7K2Q9XRM", "email": "info@example.org",
     "handle": "sanne.devries", "message": "is not valid", "request_id":
     "6f1c2d9e-3b7a-4c1e-9a53-0d2b8e4f7a10", "version": "2026-01-01", "genre": "Techno",
-    "status": "approved", "age": 18, "updated_at": 1780000000, "created_at": 1780000000,
+    "status": "approved", "ok": True, "age": 18, "updated_at": 1780000000, "created_at": 1780000000,
     "lat": 52.3547, "lng": 4.8553,
 }
 _FORMATS = {"date": "2026-06-06", "date-time": "2026-06-06T23:00:00+02:00",
@@ -145,7 +145,7 @@ def example(document: dict, schema: dict, name: str = "", depth: int = 0):
     if kind in ("integer", "number"):
         return _number(schema, name, kind)
     if kind == "boolean":
-        return False
+        return _NAMED.get(name) is True
     if kind == "string":
         return _string(schema, name)
     return None
@@ -155,7 +155,7 @@ def _number(schema: dict, name: str, kind: str):
     named = _NAMED.get(name)
     low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
     high = schema.get("maximum", schema.get("exclusiveMaximum"))
-    value = named if isinstance(named, (int, float)) and not isinstance(named, bool) else (
+    value = named if isinstance(named, int | float) and not isinstance(named, bool) else (
         max(low, 12.5 if kind == "number" else 1))
     if high is not None and value > high:
         value = high

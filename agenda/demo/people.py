@@ -132,6 +132,15 @@ def demo_organisation(session: Session) -> Organisation:
         website="https://demo-nights.example")
 
 
+def demo_member(session: Session, *, organisation_id: str) -> Person:
+    """The demo organisation's first owner who may sign in (not suspended)."""
+    return session.scalars(
+        select(Person).join(Membership, Membership.person_id == Person.id)
+        .where(Membership.organisation_id == organisation_id, Membership.role == "owner",
+               Person.visibility != "suspended")
+        .order_by(Person.id)).first()
+
+
 def add_people(session: Session, *, builder: Builder, calendar: Calendar, present: dict,
                added: Added) -> None:
     """Write the people of the demo agenda, their histories and the demo organisation's

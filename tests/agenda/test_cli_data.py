@@ -6,6 +6,7 @@ These commit real rows, so every test uses ids of its own and removes them after
 import datetime as dt
 import json
 import random
+import re
 import uuid
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from sqlalchemy import delete, func, or_, select
 
 from agenda import cli
 from agenda.demo import catalogue as demo_data
+from models import members
 from models.artists import Artist
 from models.db import make_engine, make_sessionmaker
 from agenda.demo.people import DEMO_ORGANISATION
@@ -192,8 +194,12 @@ def test_the_demo_loads_its_agenda_on_the_first_start_only(tmp_path, monkeypatch
     assert "http://127.0.0.1:8099/v1/events/demo1-evt-dn-next/attendance" in first.stdout
     assert "\"code\": \"" in first.stdout and "http://127.0.0.1:8099/v1/scan" in first.stdout
     assert "/v1/events/demo1-evt-dn-ext/external-tickets" in first.stdout
+    # A member who signs in: the demo organisation's owner, a new password every run.
+    assert _signs_in_as_owner(engine, first.stdout)
     second = _run(url, "demo", "--port", "8099")
     assert second.exit_code == 0 and "demo data" not in second.stdout
+    assert _signs_in_as_owner(engine, second.stdout)
+    assert _member(first.stdout)[1] != _member(second.stdout)[1]
     assert events() == 310
     # A start on a later day brings that day's nights, with tickets to scan.
     tomorrow = demo_data.today_in_amsterdam() + dt.timedelta(days=1)
@@ -202,3 +208,19 @@ def test_the_demo_loads_its_agenda_on_the_first_start_only(tmp_path, monkeypatch
     assert later.exit_code == 0 and "2 events" in later.stdout
     assert events() == 312
     engine.dispose()
+
+
+def _member(printed: str) -> tuple[str, str]:
+    """(email, password) of the member `agenda demo` printed."""
+    email = re.search(r"^  email +(\S+)$", printed, re.M).group(1)
+    return email, re.search(r"^  password +(\S+)$", printed, re.M).group(1)
+
+
+def _signs_in_as_owner(engine, printed: str) -> bool:
+    """Whether the printed member signs in and owns the demo organisation."""
+    email, password = _member(printed)
+    with make_sessionmaker(engine)() as session:
+        person = members.sign_in(session, email=email, password=password, secret_key="demo",
+                                 now=0)
+        roles = members.roles_of(session, person.id)
+    return [(name, role) for _id, name, role in roles] == [(DEMO_ORGANISATION, "owner")]
