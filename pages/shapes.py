@@ -98,17 +98,22 @@ def type_of(document: dict, schema: dict) -> tuple[str, bool]:
     return words, nullable
 
 
-def fields(document: dict, schema: dict) -> list[Field]:
-    """The fields of an object schema, in the document's order."""
+def fields(document: dict, schema: dict, prefix: str = "", depth: int = 0) -> list[Field]:
+    """The fields of an object schema, in the document's order; the fields of an object
+    written in place (not a component of its own) follow it as `name.field`."""
     schema = merged(document, schema)
     required = set(schema.get("required", []))
     found = []
     for name, field in schema.get("properties", {}).items():
         words, nullable = type_of(document, field)
         description = field.get("description") or resolve(document, field).get("description", "")
-        found.append(Field(name=name, type=words, model=model_name(field),
+        found.append(Field(name=prefix + name, type=words, model=model_name(field),
                            required=name in required, nullable=nullable,
                            description=description))
+        inner = field.get("items", {}) if field.get("type") == "array" else field
+        if "$ref" not in inner and inner.get("properties") and depth < _DEPTH:
+            path = f"{prefix}{name}[]." if inner is not field else f"{prefix}{name}."
+            found += fields(document, inner, path, depth + 1)
     return found
 
 

@@ -113,7 +113,7 @@ def test_the_error_envelope_has_examples_of_400_401_403_404_and_429(client):
         shown = errors.split(f'id="error-{code}"', 1)[1].split("</code></pre>", 1)[0]
         example = json.loads(html.unescape(shown.split("<pre><code>", 1)[1]))
         assert example["error"]["code"] == name and "request_id" in example["meta"]
-    for field in ("error", "meta"):
+    for field in ("error", "error.code", "error.message", "error.details", "meta"):
         assert f"<td><code>{field}</code></td>" in errors
     # Each operation's error statuses link to the envelope.
     assert 'href="#error-429"' in _operation(page, "list_events")
