@@ -77,7 +77,7 @@ def home_page():
         search = home.read_search(request.args)
     except BadRequest as error:
         return _page("pages/home.html", title=None, status=400, search=home.Search(),
-                     problems=error.params, **_front(day))
+                     problems=error.params, found=None, **_front(day))
     return _page("pages/home.html", title=None, search=search, problems=[],
                  found=home.found(session(), search, today=day) if search.given else None,
                  **_front(day))

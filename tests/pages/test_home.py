@@ -83,7 +83,7 @@ def test_a_bad_search_is_a_400_page_that_says_what_is_wrong(client, db, query, s
     response = client.get("/", params={"lang": "en", **query})
     assert response.status_code == 400
     assert response.headers["content-type"].startswith("text/html")
-    assert says in _text(response)
+    assert says in _text(response) and "Nothing matches this search." not in response.text
 
 
 @pytest.mark.parametrize(("today", "first", "last"), [
