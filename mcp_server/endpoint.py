@@ -99,7 +99,10 @@ class McpEndpoint:
             return
         who = {**scope.get("state", {}), "mcp_identity": admission.who,
                "agenda_service": self.service}
-        await self.transport({**scope, "state": who}, replay, send)
+        # Pages of any origin may call with a token (edge/cors.py): the SDK keeps checking
+        # the Host (DNS rebinding), but not the Origin, which would refuse them all.
+        headers = [(k, v) for k, v in scope["headers"] if k != b"origin"]
+        await self.transport({**scope, "state": who, "headers": headers}, replay, send)
 
     def _authenticate(self, token: str, *, called: str | None):
         """MCP's callers: live API tokens and OAuth access tokens for {site_url}/mcp, who

@@ -318,3 +318,29 @@ def test_agenda_serve_workers_list_the_same_tools_and_answer(served, agenda, mcp
     assert listed == expected
     assert not result.is_error
     assert result.structured_content["data"]["slug"] == agenda["event"].slug
+
+
+def test_cors_a_page_of_another_origin_calls_the_tools(served, agenda, rest):
+    """Issue 22: a browser-based MCP client (a page of another origin) gets its preflight
+    answered and its tool calls served and readable; the Host is still checked."""
+    origin = "https://assistant.example"
+    preflight = rest.options("/mcp", headers={
+        "Origin": origin, "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version"})
+    assert preflight.status_code == 204
+    assert preflight.headers["Access-Control-Allow-Origin"] == "*"
+    called = rest.post("/mcp", headers={
+        "Origin": origin, "Authorization": f"Bearer {agenda['reader']}",
+        "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+              "params": {"name": "get_event", "arguments": {"id": agenda["event"].slug}}})
+    assert called.status_code == 200, called.text
+    assert called.json()["result"]["structuredContent"]["data"]["slug"] == agenda["event"].slug
+    assert called.headers["Access-Control-Allow-Origin"] == "*"
+    assert "mcp-protocol-version" in called.headers["Access-Control-Expose-Headers"].lower()
+    rebound = rest.post("/mcp", headers={
+        "Origin": origin, "Host": "evil.example", "Authorization": f"Bearer {agenda['reader']}",
+        "Accept": "application/json, text/event-stream", "Content-Type": "application/json"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert rebound.status_code == 421
