@@ -42,7 +42,7 @@ class McpEndpoint:
     def __init__(self, service):
         self.service = service
         self.server: MCPServer = tools.build_server(service.settings.provider_name,
-                                                    service.settings.site_url,
+                                                    service.settings.site_url, service.document,
                                                     middleware=[_visible_tools])
         self.transport = None
 

@@ -11,7 +11,7 @@ from models import members, tokens
 from models.db import now
 from tests import api, factories
 from tests.handlers import test_door as door
-from tests.mcp_server.client import ERAS, connected, run
+from tests.mcp_server.client import ERAS, call, connected, run
 from tests.servers import agenda_serve
 
 TODAY = dt.date.today()
@@ -156,11 +156,7 @@ def test_organiser_tools_report_sales_and_scan_tickets(served, agenda, committed
 
 @pytest.mark.parametrize("era", ERAS)
 def test_a_missing_resource_is_a_tool_error_with_the_rest_message(served, agenda, era):
-    async def work():
-        async with connected(served.site, era, token=agenda["token"]) as client:
-            return await client.call_tool("get_event", {"id": "no-such-night"})
-
-    result = run(work)
+    result = call(served.site, era, agenda["token"], "get_event", {"id": "no-such-night"})
     assert result.is_error
     assert "no-such-night" in result.content[0].text
 
@@ -196,11 +192,7 @@ def test_a_bad_argument_is_named_as_the_tool_names_it(served, committed, era):
     backwards = {"date_from": TODAY.isoformat(),
                  "date_to": (TODAY - dt.timedelta(days=1)).isoformat()}
 
-    async def work():
-        async with connected(served.site, era, token=token) as client:
-            return await client.call_tool("search_events", backwards)
-
-    result = run(work)
+    result = call(served.site, era, token, "search_events", backwards)
     assert result.is_error
     assert result.content[0].text.endswith("date_to: is before date_from"), result.content
 
