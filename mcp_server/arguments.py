@@ -1,5 +1,5 @@
 """The types of the tools' arguments: as strict as the REST parameters they stand for
-(tests/mcp_server/test_arguments.py holds each one to its parameter in the document).
+(tests/mcp_server/test_strict.py holds each one to its parameter in the document).
 
 A description is given with every argument where the tool declares it; the bounds and
 value sets are here, once.
