@@ -22,6 +22,7 @@ from adapters.watch import Watch, forget_on_commit
 from agenda.settings import Settings, load
 from edge import cache, context, openapi
 from edge.admission import bearer_handler
+from edge.cors import Cors
 from edge.door_lane import DoorLane
 from edge.limits import Usage
 from edge.middleware import RequestMiddleware
@@ -179,7 +180,8 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
 
     app = connexion.FlaskApp(
         __name__,
-        middlewares=[outermost, cached, doors, mcp.route, documents_first,
+        # CORS first: its headers go on every answer of its endpoints, whichever layer wrote it.
+        middlewares=[Cors, outermost, cached, doors, mcp.route, documents_first,
                      *ConnexionMiddleware.default_middlewares],
         lifespan=lifespan,
     )

@@ -40,7 +40,7 @@ async def answer(send, status: int, body: bytes = b"", headers: list[tuple[bytes
     given = list(headers)
     if content_type is not None and body:
         given.append((b"content-type", content_type))
-    if status != 304:
+    if status not in (204, 304):  # neither has a body, nor a length (RFC 9110)
         given.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": given})
     await send({"type": "http.response.body", "body": body})
