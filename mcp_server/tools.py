@@ -35,7 +35,8 @@ from openapi.schemas.account import MeSchema
 from openapi.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
 from openapi.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
 from openapi.schemas.cities import CitySchema
-from openapi.schemas.events import EventDetailSchema, EventSummarySchema
+from openapi.schemas.events import EVENT_SUMMARIES, EventDetailSchema
+from openapi.schemas.fragments import Serialized
 from openapi.schemas.festivals import TokenPricesSchema, TokenReportSchema
 from openapi.schemas.genres import GenreSchema
 from openapi.schemas.organisations import OrganisationSchema
@@ -86,6 +87,8 @@ class Call:
         """A public list page: `fetch(after)` is the domain call; cursors as on REST."""
         found = paging.page(filters, cursor, secret=self.settings.secret_key, fetch=fetch)
         items = schema.dump(found.items)
+        if isinstance(items, Serialized):  # summaries kept rendered, shared with REST's pages
+            items = orjson.loads(items.json)
         return self.public(items, **meta, count=len(items), limit=limit,
                            next_cursor=found.next_cursor)
 
@@ -205,7 +208,7 @@ def search_events(
             date_from=date_from, date_to=date_to, radius_km=radius_km, city=city, genre=genre,
             venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id, q=q,
             has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng)
-        return call.page(wanted, cursor, limit=limit, schema=EventSummarySchema(many=True),
+        return call.page(wanted, cursor, limit=limit, schema=EVENT_SUMMARIES,
                          fetch=lambda after: events.list_events(
                              call.session, filters=wanted, today=call.today(), limit=limit,
                              after=after))
