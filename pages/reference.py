@@ -99,10 +99,12 @@ class Reference:
         answers = document.get("components", {}).get("responses", {})
         errors = [_answer(document, code, answers[name]) for code, name in ERROR_EXAMPLES
                   if name in answers]
+        # The envelope every error shares, as the plainest of them (401) has it.
+        plain = resolve(document, answers.get("Unauthorized", {})).get("content", {})
+        envelope = plain.get("application/json", {}).get("schema", {})
         return cls(description=markdown(document["info"].get("description"), top=2),
                    sections=operations(document), models=models,
-                   error_fields=shapes.fields(document, schemas.get("Error", {})),
-                   errors=errors)
+                   error_fields=shapes.fields(document, envelope, expand=True), errors=errors)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -98,9 +98,10 @@ def type_of(document: dict, schema: dict) -> tuple[str, bool]:
     return words, nullable
 
 
-def fields(document: dict, schema: dict, prefix: str = "", depth: int = 0) -> list[Field]:
+def fields(document: dict, schema: dict, prefix: str = "", depth: int = 0, *,
+           expand: bool = False) -> list[Field]:
     """The fields of an object schema, in the document's order; the fields of an object
-    written in place (not a component of its own) follow it as `name.field`."""
+    written in place (with `expand`, of any object) follow it as `name.field`."""
     schema = merged(document, schema)
     required = set(schema.get("required", []))
     found = []
@@ -110,10 +111,12 @@ def fields(document: dict, schema: dict, prefix: str = "", depth: int = 0) -> li
         found.append(Field(name=prefix + name, type=words, model=model_name(field),
                            required=name in required, nullable=nullable,
                            description=description))
-        inner = field.get("items", {}) if field.get("type") == "array" else field
-        if "$ref" not in inner and inner.get("properties") and depth < _DEPTH:
+        whole = merged(document, field)
+        inner = whole.get("items", {}) if whole.get("type") == "array" else field
+        if (("$ref" not in inner or expand) and merged(document, inner).get("properties")
+                and depth < _DEPTH):
             path = f"{prefix}{name}[]." if inner is not field else f"{prefix}{name}."
-            found += fields(document, inner, path, depth + 1)
+            found += fields(document, inner, path, depth + 1, expand=expand)
     return found
 
 

@@ -138,3 +138,17 @@ def test_the_reference_is_rendered_once_not_per_request(client, monkeypatch):
     again = client.get("/docs")
     assert again.status_code == 200 and again.text == first.text
     assert client.get("/docs", headers={"If-None-Match": first.headers["ETag"]}).status_code == 304
+
+
+def test_the_reference_documents_the_member_flag(client):
+    """Issue 22: the delivery result tells an organisation with the `tickets` scope whether
+    an address has an account; the reference and the schema of the verdict say so."""
+    page = html.unescape(client.get("/docs").text)
+    section = page.split('id="op-deliver_external_tickets"', 1)[1].split("</article>", 1)[0]
+    told = " ".join(re.sub(r"<[^>]+>", " ", section).split())
+    assert re.search(r"a token with the tickets scope learns whether an address it sends has "
+                     r"an account", told), told
+    document = client.get("/v1/openapi.json").json()
+    member = document["components"]["schemas"]["DeliveryItemResult"]["properties"]["member"]
+    assert "has an account" in member["description"]
+    assert "`tickets` scope" in member["description"]
