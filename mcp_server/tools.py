@@ -168,7 +168,8 @@ def search_events(
         lat: Annotated[float | None, Field(ge=-90, le=90, description="Centre of a radius "
                                                                       "search (with lng).")] = None,
         lng: Annotated[float | None, Field(ge=-180, le=180)] = None,
-        radius_km: Annotated[int, Field(ge=1, le=200, description="Distance from lat,lng.")] = 25,
+        radius_km: Annotated[int | None, Field(ge=1, le=200, description="Distance from "
+                                               "lat,lng in km (default 25).")] = None,
         limit: Limit = 25, cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
         wanted = events.EventFilters.of(
