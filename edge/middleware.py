@@ -41,6 +41,13 @@ def _well_formed(value: str) -> bool:
     return len(value) == 36
 
 
+def _lowered_media_type(content_type: bytes) -> bytes:
+    """A Content-Type with its media type in lower case, as every later layer matches it
+    (media types are case-insensitive; Connexion skipped validating `APPLICATION/JSON`)."""
+    media, semicolon, parameters = content_type.partition(b";")
+    return media.strip().lower() + semicolon + parameters
+
+
 def _accepts_json(accept: str) -> bool:
     """Whether an Accept header admits application/json (q=0 excluded)."""
     for item in accept.split(","):
@@ -68,7 +75,8 @@ class RequestMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = [(k, v) for k, v in scope["headers"] if k != b"x-request-id"]
+        headers = [(k, _lowered_media_type(v) if k == b"content-type" else v)
+                   for k, v in scope["headers"] if k != b"x-request-id"]
         incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
         state = RequestState(request_id=incoming if _well_formed(incoming)
                              else str(uuid.uuid4()))

@@ -150,3 +150,17 @@ def test_external_sales_without_content_type_is_a_415_and_keeps_the_count(client
     _refused(client.post(url, headers=attendance, content=b'{"sold": 9}'), 415,
              "unsupported_media_type")
     assert client.get(url, headers=attendance).json()["data"]["sold"] == 7
+
+
+# Found by the hostile families: an upper-case media type skipped body validation (a 500).
+@pytest.mark.parametrize("content_type", ["APPLICATION/JSON", "Application/Json; charset=UTF-8"])
+def test_a_json_media_type_in_any_case_is_read_as_json(client, bearer_of, event, content_type):
+    url = f"/v1/events/{event.id}/external-sales"
+    attendance = bearer_of("attendance")
+    response = client.post(url, headers={**attendance, "Content-Type": content_type},
+                           content=b'{"sold": 12}')
+    assert response.status_code == 200, response.text
+    error = _refused(client.post(url, headers={**attendance, "Content-Type": content_type},
+                                 content=b'{"sold": "many"}'), 400, "bad_request")
+    assert [p["name"] for p in error["details"]["params"]] == ["sold"]
+    assert client.get(url, headers=attendance).json()["data"]["sold"] == 12
