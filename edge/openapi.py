@@ -9,7 +9,9 @@ the first bad parameter. This module, and nothing else, works around that:
 * `install` replaces Connexion's 3.0 meta-schema check with that 3.1 check;
 * `VALIDATOR_MAP` hands Connexion parameter, body and response validators that
   use JSON Schema draft 2020-12 (the dialect of OpenAPI 3.1) and report every
-  bad parameter at once as `details.params`.
+  bad parameter at once as `details.params`, with the rules a handler declares
+  (`rules`);
+* `parse_json` reads every JSON request body, here and in the door's lane.
 
 tests/agenda/test_openapi.py fails when a Connexion upgrade breaks any of this.
 """
@@ -302,12 +304,11 @@ def _deeper_than(value, limit: int) -> bool:
     pending = [(value, 1)]
     while pending:
         item, depth = pending.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(
-            item, list) else None
-        if children is None:
+        if not isinstance(item, (dict, list)):
             continue
         if depth > limit:
             return True
+        children = item.values() if isinstance(item, dict) else item
         pending.extend((child, depth + 1) for child in children)
     return False
 
