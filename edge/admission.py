@@ -1,4 +1,4 @@
-"""Admission: token -> caller -> scope -> limits -> usage, one function for every surface.
+"""Admission: token -> caller -> limits -> usage -> scope, one function for every surface.
 
 The full path (Connexion's security handler, registered through `security_map`,
 since Connexion's own bearer handler drops an operation's scopes), the response
@@ -58,9 +58,12 @@ async def admit(service, state: RequestState, gate: Gate, header: str | None,
                                                 authenticate)
         else:
             caller, stamp = found
-            _check_scope(caller, gate.needed)
             admission = _admission(service, caller, stamp, caller,
                                    await service.usage.hit_async(caller, gate.route))
+        # Counted: every answer to it carries its limit headers from here on, a refusal
+        # for a missing scope too (edge/middleware.py).
+        state.figures = admission.figures
+        _check_scope(admission.caller, gate.needed)
     except Exception as error:
         state.admission = error
         raise
@@ -82,7 +85,6 @@ def _admit(service, gate: Gate, header: str | None, address: str,
         # Guessing tokens is slow: failed attempts are limited per client address.
         service.usage.refuse_unauthenticated(address)
         raise
-    _check_scope(caller, gate.needed)
     return _admission(service, caller, stamp, who, service.usage.hit(caller, gate.route))
 
 

@@ -49,15 +49,19 @@ class Figures:
     day_reset: int
     now: int
 
-    def headers(self) -> dict[str, str]:
-        """`X-RateLimit-*` for the minute window; `RateLimit(-Policy)` (IETF draft) for both."""
+    def headers(self, window: str = "minute") -> dict[str, str]:
+        """`X-RateLimit-*` for the minute window (the day's when the day refused the
+        request: `window="day"`); `RateLimit(-Policy)` (IETF draft) for both."""
         minute_left = max(0, self.reset - self.now)
         day_left = max(0, self.day_reset - self.now)
         remaining_today = max(0, self.per_day - self.used_today)
+        limit, remaining, reset = (
+            (self.per_day, remaining_today, self.day_reset) if window == "day"
+            else (self.per_minute, self.remaining_this_minute, self.reset))
         return {
-            "X-RateLimit-Limit": str(self.per_minute),
-            "X-RateLimit-Remaining": str(self.remaining_this_minute),
-            "X-RateLimit-Reset": str(self.reset),
+            "X-RateLimit-Limit": str(limit),
+            "X-RateLimit-Remaining": str(remaining),
+            "X-RateLimit-Reset": str(reset),
             "RateLimit-Policy": f'"minute";q={self.per_minute};w=60, '
                                 f'"day";q={self.per_day};w=86400',
             "RateLimit": f'"minute";r={self.remaining_this_minute};t={minute_left}, '
@@ -97,6 +101,16 @@ def _wait(counts: list[int], limits: list[int], ends: list[int], moment: float) 
         if count > limit:
             return max(1, end - int(moment))
     return None
+
+
+def refusal(message: str, window: str, limit: int, reset: int, moment: float,
+            headers: dict[str, str] | None = None) -> RateLimited:
+    """The 429 of `window` (over `limit`, open again at `reset`): `Retry-After`, and
+    `details` naming the window and when it opens again."""
+    wait = max(1, reset - int(moment))
+    return RateLimited(message, headers={**(headers or {}), "Retry-After": str(wait)},
+                       details={"window": window, "limit": limit, "reset": reset,
+                                "retry_after": wait})
 
 
 class StoreUnavailable(Exception):
@@ -336,12 +350,12 @@ class Usage:
         if in_minute > self.per_minute:
             used = self._safe_get(keys.day)
             figures = self._figures(caller, keys, moment, in_minute, used)
-            raise RateLimited(f"Over {self.per_minute} requests per minute.", headers={
-                **figures.headers(), "Retry-After": str(max(1, figures.reset - int(moment)))})
+            raise refusal(f"Over {self.per_minute} requests per minute.", "minute",
+                          self.per_minute, figures.reset, moment, figures.headers())
         if values[1] > per_day:
             figures = self._figures(caller, keys, moment, in_minute, per_day)
-            raise RateLimited(f"Over the daily quota of {per_day} requests.", headers={
-                **figures.headers(), "Retry-After": str(max(1, keys.midnight - int(moment)))})
+            raise refusal(f"Over the daily quota of {per_day} requests.", "day", per_day,
+                          keys.midnight, moment, figures.headers("day"))
         return self._figures(caller, keys, moment, in_minute, values[1])
 
     def refund_day(self, caller: Caller) -> None:

@@ -90,12 +90,11 @@ class RequestMiddleware:
 
     @staticmethod
     def _common(state: RequestState, message) -> list[tuple[bytes, bytes]]:
-        """The answer's headers with X-Request-Id and, for an admitted request, its limit
-        headers (unless the answer set them itself)."""
+        """The answer's headers with X-Request-Id and, for a token-authenticated request
+        (counted, whatever its answer), its limit headers (unless the answer set them)."""
         extra = [(b"x-request-id", state.request_id.encode())]
-        admission = state.admitted()
-        if admission is not None:
-            extra += answers.header_list(admission.figures.headers())
+        if state.figures is not None:
+            extra += answers.header_list(state.figures.headers())
         given = message.get("headers", [])
         present = {k.lower() for k, _ in given}
         return [*given, *[h for h in extra if h[0] not in present]]

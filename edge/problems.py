@@ -159,7 +159,7 @@ class ErrorHandlers:
         if isinstance(exc, MethodNotAllowed):
             headers["Allow"] = ", ".join(self.allowed_methods(request.url.path))
         details = ({"params": rest_params(exc.params)} if isinstance(exc, errors.BadRequest)
-                   else None)
+                   else exc.details if isinstance(exc, errors.RateLimited) else None)
         return self.respond(request, status, exc.message, code=code, details=details,
                             headers=headers)
 
