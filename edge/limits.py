@@ -33,8 +33,18 @@ from models.tokens import Caller
 log = logging.getLogger("agenda.usage")
 MINUTE_TTL = 120
 DAY_TTL = 26 * 3600  # a calendar day is at most 25 hours; keys outlive it a little
-# Requests without a valid token, per client address and minute, before 429.
+# REST requests without a valid token (a failed authentication; GET /terms and
+# GET /openapi.json, which need none), per client address and minute, before 429.
 UNAUTHENTICATED_PER_MINUTE = 30
+# Public pages (pages/, /docs included) per client address and minute: a person reading the
+# agenda opens a page every few seconds at most, an office behind one address a few at once;
+# a scraper is held below a token's pace.
+PAGES_PER_MINUTE = 60
+
+
+def per_address(name: str, limit: int, address: str) -> list[tuple[str, int, int]]:
+    """The clock minute of `address` under the limit `name`, as `Usage.throttle` counts it."""
+    return [(f"{name}:{address}", limit, 60)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -379,18 +389,40 @@ class Usage:
                 self._warn(error)
 
     def refuse_unauthenticated(self, address: str) -> None:
-        """Count a request without a valid token from `address`; `RateLimited` past the limit."""
+        """Count a REST request without a valid token from `address`; `RateLimited` past
+        the limit."""
+        self._refuse_unauthenticated(self.throttle(self._unauthenticated(address)))
+
+    async def refuse_unauthenticated_async(self, address: str) -> None:
+        """`refuse_unauthenticated` from the event loop (`throttle_async`)."""
+        self._refuse_unauthenticated(await self.throttle_async(self._unauthenticated(address)))
+
+    @staticmethod
+    def _unauthenticated(address: str) -> list[tuple[str, int, int]]:
+        # Read at each request: the contract tests lift it.
+        return per_address("unauthenticated", UNAUTHENTICATED_PER_MINUTE, address)
+
+    def _refuse_unauthenticated(self, wait: int | None) -> None:
+        if wait is not None:
+            now = int(self.clock())
+            raise refusal("Too many requests without a valid token from this address.",
+                          "address", UNAUTHENTICATED_PER_MINUTE, now + wait, now)
+
+    async def throttle_async(self, windows: list[tuple[str, int, int]]) -> int | None:
+        """`throttle` from the event loop: in memory at once, in Redis with one round trip
+        (`counts_on_loop`), otherwise on a thread."""
+        if self.in_process:
+            return self.throttle(windows)
+        if not self.counts_on_loop:
+            return await asyncio.to_thread(self.throttle, windows)
         moment = self.clock()
-        minute = int(moment // 60)
+        keys, limits, ttls, ends = _throttle_windows(windows, moment)
         try:
-            count = self.store.count([f"agenda:anon:{address}:{minute}"],
-                                     [UNAUTHENTICATED_PER_MINUTE], [MINUTE_TTL])[0]
+            counts = await self.store.count_async(keys, limits, ttls)
         except StoreUnavailable as error:
             self._warn(error)
-            return
-        if count > UNAUTHENTICATED_PER_MINUTE:
-            raise RateLimited("Too many requests without a valid token from this address.",
-                              headers={"Retry-After": str(max(1, (minute + 1) * 60 - int(moment)))})
+            return None
+        return _wait(counts, limits, ends, moment)
 
     def throttle(self, windows: list[tuple[str, int, int]]) -> int | None:
         """Count one request in each `(name, limit, seconds)` window (aligned to the clock);

@@ -1,5 +1,6 @@
 """The outermost ASGI layer: the request's state and id, access log, body cap, Accept
-check, and what every answer carries (X-Request-Id, the limit headers of an admitted
+check, the address limit of the REST operations that need no token, and what every
+answer carries (X-Request-Id, the limit headers of an admitted
 request; a 304's day given back)."""
 
 from __future__ import annotations
@@ -8,9 +9,11 @@ import logging
 import uuid
 
 from edge import answers
+from edge.admission import client_address
 from edge.conditional import refund_revalidation
 from edge.problems import PayloadTooLarge
 from edge.state import RequestState
+from models.errors import RateLimited
 
 log = logging.getLogger("agenda.access")
 JSON_RANGES = ("*/*", "application/*", "application/json")
@@ -47,6 +50,10 @@ class RequestMiddleware:
         self.service = service
         self.max_body_bytes = service.settings.max_body_bytes
         self.api_prefix = api_prefix
+        # The REST paths whose operations need no token (GET /terms, GET /openapi.json):
+        # counted against their address's limit of requests without a valid token.
+        self.tokenless = frozenset(operation.route for operation in service.routes.operations
+                                   if operation.needed is None)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -75,6 +82,13 @@ class RequestMiddleware:
                 status = early[0]
                 await answers.answer_error(send, *early, state.request_id,
                                            headers={"X-Request-Id": state.request_id})
+                return
+            refused = await self._over_address_limit(scope)
+            if refused is not None:
+                status = 429
+                await answers.answer_error(
+                    send, 429, refused.message, state.request_id, details=refused.details,
+                    headers={**refused.headers, "X-Request-Id": state.request_id})
                 return
             receive = self._capped(receive)
             if b"chunked" in dict(scope["headers"]).get(b"transfer-encoding", b"").lower():
@@ -108,6 +122,17 @@ class RequestMiddleware:
         accept = request_headers.get(b"accept", b"").decode("latin-1")
         if scope["path"].startswith(self.api_prefix) and accept and not _accepts_json(accept):
             return 406, "This API answers with application/json only."
+        return None
+
+    async def _over_address_limit(self, scope) -> RateLimited | None:
+        """The 429 of a request to an operation that needs no token, when its address is
+        over the limit of requests without a valid token (edge/limits.py), else None."""
+        if scope["path"] not in self.tokenless:
+            return None
+        try:
+            await self.service.usage.refuse_unauthenticated_async(client_address(scope))
+        except RateLimited as refused:
+            return refused
         return None
 
     def _capped(self, receive):

@@ -225,3 +225,25 @@ def test_a_429_from_the_day_window_describes_the_day(client, make_token, clock):
     assert minute.json()["error"]["details"] == {
         "window": "minute", "limit": 120, "reset": int(at(2026, 11, 25, 14, 1)),
         "retry_after": 55}
+
+
+@pytest.mark.parametrize("path", ["/v1/terms", "/v1/openapi.json"])
+def test_anonymous_limits_everywhere_the_readme_promises_them(client, clock, path):
+    # Issue 22: the operations that need no token count as requests without a valid token,
+    # 30 a minute per address, with failed authentications in the same count.
+    clock.now = at(2026, 11, 25, 14, 0, 20)
+    for count in range(1, 21):
+        assert client.get(path).status_code == 200, count
+    for count in range(10):
+        assert client.get("/v1/genres", headers={
+            "Authorization": f"Bearer svc_live_x{count}"}).status_code == 401
+    refused = client.get(path)
+    assert refused.status_code == 429
+    body = refused.json()
+    assert body["error"]["code"] == "rate_limited"
+    assert body["meta"]["request_id"] == refused.headers["x-request-id"]
+    assert refused.headers["retry-after"] == "40"
+    assert body["error"]["details"] == {"window": "address", "limit": 30,
+                                        "reset": int(at(2026, 11, 25, 14, 1)), "retry_after": 40}
+    clock.now = at(2026, 11, 25, 14, 1)
+    assert client.get(path).status_code == 200
