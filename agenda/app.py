@@ -12,13 +12,12 @@ import logging
 import connexion
 import orjson
 from connexion.middleware.main import ConnexionMiddleware
-from flask import Response
-from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
 from adapters.direct import DirectStatements
 from adapters.watch import Watch, forget_on_commit
+from agenda.health import HealthCheck
 from agenda.settings import Settings, load
 from edge import cache, context, openapi
 from edge.admission import bearer_handler
@@ -37,7 +36,6 @@ from oauth.prefetch import Prefetch
 from pages import views as pages_views
 from portal import views as portal_views
 
-log = logging.getLogger("agenda")
 # Threads Connexion's FlaskApp runs handlers on (a2wsgi's WSGIMiddleware default).
 FLASK_HANDLER_THREADS = 10
 # Threads scanning tickets in the door's lane (edge/door_lane.py): 8 doors on 2 workers keep
@@ -96,10 +94,13 @@ def build_service(settings: Settings) -> Service:
     # lane; and apart, for the direct statements of the admission threads and the door's lane,
     # without pre-ping (`DirectStatements` replaces a dropped one) and with generic plans (key
     # lookups: planned once, not at every scan; a door's scan costs PostgreSQL half the CPU).
-    engine = make_engine(settings.database_url, pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS)
+    # Both bound each statement of a request, and each wait for the database, by the deadline.
+    engine = make_engine(settings.database_url, pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS,
+                         statement_timeout_ms=settings.statement_timeout_ms)
     direct_engine = make_engine(settings.database_url,
                                 pool_size=settings.admission_threads + DOOR_THREADS,
-                                pre_ping=False, custom_plans=False)
+                                pre_ping=False, custom_plans=False,
+                                statement_timeout_ms=settings.statement_timeout_ms)
     document = openapi.load_document(settings.base_url)
     sessions = make_sessionmaker(engine)
     watch = None
@@ -129,6 +130,9 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
 
     def outermost(app):
         return RequestMiddleware(app, service)
+
+    def health(app):
+        return HealthCheck(app, service)
 
     def cached(app):
         if not settings.response_cache:
@@ -162,7 +166,7 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
 
     app = connexion.FlaskApp(
         __name__,
-        middlewares=[outermost, cached, doors, mcp.route, documents_first,
+        middlewares=[outermost, health, cached, doors, mcp.route, documents_first,
                      *ConnexionMiddleware.default_middlewares],
         lifespan=lifespan,
     )
@@ -182,7 +186,6 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     flask_app.extensions["agenda"] = service
     flask_app.json.compact = True
     context.install(flask_app)
-    flask_app.add_url_rule("/healthz", "healthz", _healthz)
     _install_site(flask_app, service)
     app.service = service
     app.mcp = mcp
@@ -200,15 +203,3 @@ def _install_site(flask_app, service: Service) -> None:
     flask_app.register_blueprint(pages_views.blueprint)
     flask_app.register_blueprint(portal_views.blueprint)
     service.oauth_server = oauth_server.build_server(flask_app)
-
-
-def _healthz() -> Response:
-    """200 when the database answers, 503 otherwise (for load balancers)."""
-    try:
-        with context.service().engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
-    except Exception as error:  # noqa: BLE001 - any failure means "not healthy"
-        log.warning("health check failed: %s", error.__class__.__name__)
-        return Response(orjson.dumps({"status": "unavailable"}), status=503,
-                        mimetype="application/json", headers={"Retry-After": "5"})
-    return Response(orjson.dumps({"status": "ok"}), mimetype="application/json")
