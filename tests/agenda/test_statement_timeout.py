@@ -1,11 +1,12 @@
 """Issue 22, statement timeout: a database that freezes costs a request and /healthz at most
 their deadline, then a 503 with Retry-After, and the service recovers when it thaws.
 
-Served for real (uvicorn in a thread) on a PostgreSQL database of the test's own. Frozen two
-ways: a second connection holding ACCESS EXCLUSIVE locks (the server's `statement_timeout`
-and `lock_timeout` end the waiting statements), and a relay between the service and
-PostgreSQL that stops relaying (a stopped server or a host gone from the network: the
-connections stay open and nothing answers; the client's own deadlines end the waits).
+Served for real (uvicorn in a thread) on a database of the test's own. PostgreSQL is frozen
+two ways: a second connection holding ACCESS EXCLUSIVE locks (the server's
+`statement_timeout` and `lock_timeout` end the waiting statements), and a relay between the
+service and PostgreSQL that stops relaying (a stopped server or a host gone from the
+network: the connections stay open and nothing answers; the client's own deadlines end the
+waits). On both databases, another writer holding the write lock.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from sqlalchemy.engine import make_url
 from agenda.app import create_app
 from agenda.health import HEALTH_SECONDS
 from models import organisations, tokens
-from tests.servers import committed, served_in_thread
+from models.db import make_engine
+from tests.servers import committed, drop_database, migrated_database, served_in_thread
 
 SQLITE = ("SQLite has no server to freeze, and in WAL mode a lock held by another "
-          "connection never holds up a read; its deadline is shown in tests/models/test_db.py")
+          "connection never holds up a read (nor /healthz): shown on SQLite are a write "
+          "held up by another writer (below) and a long statement (tests/models/test_db.py)")
 DEADLINE = 1.0
 # What a deadline may be late by on a machine shared with other test runs.
 MARGIN = 1.5
@@ -102,6 +105,49 @@ def test_statement_timeout_a_locked_table_is_a_503_within_the_deadline(committin
         assert health.status_code == 200 and seconds < HEALTH_SECONDS
         locker.rollback()
         assert _timed(site, "/v1/genres", token)[0].status_code == 200
+
+
+@pytest.fixture
+def writer_held(worker_id):
+    """(url, hold) on a database of the test's own, SQLite or PostgreSQL: `hold()` has another
+    connection take the write lock of the tokens (SQLite: of the whole database) and keep it
+    until the test ends; reads go on."""
+    url = migrated_database(f"{worker_id}_writer_held")
+    engine = make_engine(url)
+    held = []
+
+    def hold() -> None:
+        connection = engine.connect()
+        held.append(connection)
+        if engine.dialect.name == "sqlite":
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            connection.execute(text("LOCK TABLE api_tokens IN SHARE ROW EXCLUSIVE MODE"))
+
+    yield url, hold
+    for connection in held:
+        connection.rollback()
+        connection.close()
+    engine.dispose()
+    drop_database(url)
+
+
+def test_statement_timeout_a_write_behind_another_writer_is_a_503_within_the_deadline(
+        writer_held):
+    # Shown on SQLite too: its busy timeout is the deadline. A token's first request marks it
+    # used (a write); it waits for the other writer no longer than the deadline.
+    url, hold = writer_held
+    with committed(url) as session:
+        owner = organisations.create_organisation(session, name="Held")
+        token = tokens.create_token(session, organisation=owner, name="held",
+                                    scopes=["read"])[1]
+    with _served(url) as site:
+        assert _timed(site, "/v1/terms")[0].status_code == 200
+        hold()
+        response, seconds = _timed(site, "/v1/genres", token)
+        _unavailable(response)
+        assert DEADLINE <= seconds < DEADLINE + MARGIN
+        assert _timed(site, "/v1/terms")[0].status_code == 200  # reads go on
 
 
 class FreezingRelay:
