@@ -1,5 +1,6 @@
 """The outermost ASGI layer: the request's state and id, access log, body cap, Accept
-check, and what every answer carries (X-Request-Id, the limit headers of an admitted
+check, the address limit of the REST operations that need no token, and what every
+answer carries (X-Request-Id, the limit headers of an admitted
 request; a 304's day given back)."""
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from urllib.parse import quote
 import orjson
 
 from edge import answers
+from edge.admission import client_address
 from edge.conditional import refund_revalidation
 from edge.problems import PayloadTooLarge
 from edge.state import RequestState
+from models.errors import RateLimited
 
 log = logging.getLogger("agenda.access")
 JSON_RANGES = ("*/*", "application/*", "application/json")
@@ -70,6 +73,10 @@ class RequestMiddleware:
         self.service = service
         self.max_body_bytes = service.settings.max_body_bytes
         self.api_prefix = api_prefix
+        # The REST paths whose operations need no token (GET /terms, GET /openapi.json):
+        # counted against their address's limit of requests without a valid token.
+        self.tokenless = frozenset(operation.route for operation in service.routes.operations
+                                   if operation.needed is None)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -105,6 +112,13 @@ class RequestMiddleware:
                 await answers.answer(send, 307, headers=[
                     (b"location", redirect), (b"x-request-id", state.request_id.encode())])
                 return
+            refused = await self._over_address_limit(scope)
+            if refused is not None:
+                status = 429
+                await answers.answer_error(
+                    send, 429, refused.message, state.request_id, details=refused.details,
+                    headers={**refused.headers, "X-Request-Id": state.request_id})
+                return
             receive = self._capped(receive)
             if b"chunked" in dict(scope["headers"]).get(b"transfer-encoding", b"").lower():
                 scope, receive = await self._buffered(scope, receive)
@@ -118,12 +132,11 @@ class RequestMiddleware:
 
     @staticmethod
     def _common(state: RequestState, message) -> list[tuple[bytes, bytes]]:
-        """The answer's headers with X-Request-Id and, for an admitted request, its limit
-        headers (unless the answer set them itself)."""
+        """The answer's headers with X-Request-Id and, for a token-authenticated request
+        (counted, whatever its answer), its limit headers (unless the answer set them)."""
         extra = [(b"x-request-id", state.request_id.encode())]
-        admission = state.admitted()
-        if admission is not None:
-            extra += answers.header_list(admission.figures.headers())
+        if state.figures is not None:
+            extra += answers.header_list(state.figures.headers())
         given = message.get("headers", [])
         present = {k.lower() for k, _ in given}
         return [*given, *[h for h in extra if h[0] not in present]]
@@ -173,6 +186,17 @@ class RequestMiddleware:
         location = self.service.settings.site_url.encode() + raw.rstrip(b"/")
         query = scope.get("query_string", b"")
         return location + b"?" + query if query else location
+
+    async def _over_address_limit(self, scope) -> RateLimited | None:
+        """The 429 of a request to an operation that needs no token, when its address is
+        over the limit of requests without a valid token (edge/limits.py), else None."""
+        if scope["path"] not in self.tokenless:
+            return None
+        try:
+            await self.service.usage.refuse_unauthenticated_async(client_address(scope))
+        except RateLimited as refused:
+            return refused
+        return None
 
     def _capped(self, receive):
         """`receive`, refusing a body (chunked ones too) once it passes the cap."""
