@@ -12,13 +12,12 @@ import logging
 import connexion
 import orjson
 from connexion.middleware.main import ConnexionMiddleware
-from flask import Response
-from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
 from adapters.direct import DirectStatements
 from adapters.watch import Watch, forget_on_commit
+from agenda.health import HealthCheck
 from agenda.settings import Settings, load
 from edge import cache, context, openapi
 from edge.admission import bearer_handler
@@ -39,7 +38,6 @@ from oauth.prefetch import Prefetch
 from pages import views as pages_views
 from portal import views as portal_views
 
-log = logging.getLogger("agenda")
 # Threads Connexion's FlaskApp runs handlers on (a2wsgi's WSGIMiddleware default).
 FLASK_HANDLER_THREADS = 10
 # The handlers of the public answers that need a token: a miss of the response cache is
@@ -112,12 +110,15 @@ def build_service(settings: Settings) -> Service:
     # cache's and the door's lanes; and apart, for the direct statements of the admission
     # threads and the door's lane, without pre-ping (`DirectStatements` replaces a dropped
     # one) and with generic plans (key lookups: planned once, not at every scan; a door's
-    # scan costs PostgreSQL half the CPU).
+    # scan costs PostgreSQL half the CPU). Both bound each statement of a request, and each
+    # wait for the database, by the deadline.
     engine = make_engine(settings.database_url,
-                         pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS + CATALOGUE_THREADS)
+                         pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS + CATALOGUE_THREADS,
+                         statement_timeout_ms=settings.statement_timeout_ms)
     direct_engine = make_engine(settings.database_url,
                                 pool_size=settings.admission_threads + DOOR_THREADS,
-                                pre_ping=False, custom_plans=False)
+                                pre_ping=False, custom_plans=False,
+                                statement_timeout_ms=settings.statement_timeout_ms)
     document = openapi.load_document(settings.base_url)
     sessions = make_sessionmaker(engine)
     watch = None
@@ -150,6 +151,9 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     def outermost(app):
         return RequestMiddleware(app, service)
 
+    def health(app):
+        return HealthCheck(app, service)
+
     def cached(app):
         service.cache = cache.ResponseCache(app, service, handlers=CATALOGUE)
         return service.cache
@@ -181,7 +185,7 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     app = connexion.FlaskApp(
         __name__,
         # CORS first: its headers go on every answer of its endpoints, whichever layer wrote it.
-        middlewares=[Cors, outermost, cached, doors, mcp.route, documents_first,
+        middlewares=[Cors, outermost, health, cached, doors, mcp.route, documents_first,
                      *ConnexionMiddleware.default_middlewares],
         lifespan=lifespan,
     )
@@ -201,7 +205,6 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     flask_app.extensions["agenda"] = service
     flask_app.json.compact = True
     context.install(flask_app)
-    flask_app.add_url_rule("/healthz", "healthz", _healthz)
     _install_site(flask_app, service)
     app.service = service
     app.mcp = mcp
@@ -219,15 +222,3 @@ def _install_site(flask_app, service: Service) -> None:
     flask_app.register_blueprint(pages_views.blueprint)
     flask_app.register_blueprint(portal_views.blueprint)
     service.oauth_server = oauth_server.build_server(flask_app)
-
-
-def _healthz() -> Response:
-    """200 when the database answers, 503 otherwise (for load balancers)."""
-    try:
-        with context.service().engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
-    except Exception as error:  # noqa: BLE001 - any failure means "not healthy"
-        log.warning("health check failed: %s", error.__class__.__name__)
-        return Response(orjson.dumps({"status": "unavailable"}), status=503,
-                        mimetype="application/json", headers={"Retry-After": "5"})
-    return Response(orjson.dumps({"status": "ok"}), mimetype="application/json")

@@ -40,6 +40,10 @@ class Settings:
     # The server's log lines are written in batches, at most this many seconds late (at once
     # from a warning on, and as the server stops).
     log_flush_seconds: int = 1
+    # How long a request's statement, or its wait for the database (a lock, a connection, a
+    # thread that admits it), may take before the request is answered 503 with Retry-After.
+    # The command line (imports, migrations, the worker) has no such bound.
+    statement_timeout_ms: int = 5000
     per_minute: int = 120
     per_day: int = 10_000
     provider_name: str = "Event Agenda Service B.V."

@@ -47,7 +47,9 @@ async def answer(send, status: int, body: bytes = b"", headers: list[tuple[bytes
 
 
 async def answer_error(send, status: int, message: str, request_id: str, *,
-                     code: str | None = None, headers: dict[str, str] | None = None) -> None:
+                     code: str | None = None, details: dict | None = None,
+                     headers: dict[str, str] | None = None) -> None:
     """The error envelope, never cached."""
-    await answer(send, status, error_body(status, message, request_id, code=code),
+    await answer(send, status, error_body(status, message, request_id, code=code,
+                                          details=details),
                             [(b"cache-control", b"no-store"), *header_list(headers)])

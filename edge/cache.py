@@ -29,8 +29,9 @@ arguments Connexion would give it (edge/arguments.py reads them from the documen
 the request's state, session and settings reached the same way (edge/context.py
 `lane`); its answer, the envelope's public parts, is served and kept exactly as the full
 path's. What the reader does not read (see there), a handler's error (a 404, a rule's
-400, the database away) and a public answer of an operation without a handler here go
-the full way, Connexion answering, the admission kept.
+400) and a public answer of an operation without a handler here go the full way,
+Connexion answering, the admission kept; the database away (or past its deadline) is
+the 503 the full way would answer, answered here rather than waited for twice.
 
 Entries live in each process (an LRU bounded in bytes) and, when the service
 counts requests in Redis (`AGENDA_RATELIMIT_STORAGE=redis://...`), in Redis too,
@@ -54,7 +55,7 @@ import orjson
 import redis
 from connexion.json_schema import resolve_refs
 
-from edge import answers, context
+from edge import answers, context, problems
 from edge.answers import header_list
 from edge.admission import Admission, admit, authorization, client_address
 from edge.conditional import matches, public_headers
@@ -62,7 +63,7 @@ from edge.limits import OncePerMinute, RedisCounters
 from edge.openapi import compiled
 from edge.routes import Operation
 from edge.state import PublicAnswer, RequestState
-from models.errors import DomainError
+from models import errors
 
 log = logging.getLogger("agenda.cache")
 SHARED_TTL = 3600
@@ -163,6 +164,10 @@ class SharedEntries:
             await self.counters.command("set", self.key(url), entry.pack(), ex=SHARED_TTL)
         except redis.RedisError as error:
             self._warn(error)
+
+
+class _Unavailable(Exception):
+    """The database did not answer a handler before the framework in time."""
 
 
 class ResponseCache:
@@ -280,10 +285,20 @@ class ResponseCache:
         handler = self.handlers.get(operation)
         arguments = (operation.arguments.read(scope["path"], scope["query_string"])
                      if handler is not None else None)
-        if arguments is not None and await self._handled(operation, handler, arguments, state):
-            await self._answer(send, await self._keep(url, state), dict(scope["headers"]),
-                               state.request_id, MISS)
-            return
+        if arguments is not None:
+            try:
+                handled = await self._handled(operation, handler, arguments, state)
+            except _Unavailable:
+                # Answered here: the full way would wait for the database all over again.
+                await answers.answer_error(
+                    send, 503, errors.ServiceUnavailable.default_message, state.request_id,
+                    code="service_unavailable",
+                    headers={"Retry-After": str(problems.DATABASE_RETRY_AFTER)})
+                return
+            if handled:
+                await self._answer(send, await self._keep(url, state), dict(scope["headers"]),
+                                   state.request_id, MISS)
+                return
         start = {}
 
         async def keeping(message):
@@ -304,10 +319,14 @@ class ResponseCache:
         try:
             await asyncio.get_running_loop().run_in_executor(
                 self.service.catalogue_threads, self._run, operation, handler, arguments, state)
-        except Exception as error:  # noqa: BLE001 - the full way answers it (a 404, a 503)
-            if not isinstance(error, DomainError):
-                self._warn(error)
+        except Exception as error:  # noqa: BLE001 - the full way answers it (a 404, a 400)
             state.answer = None
+            if problems.database_unavailable(error):
+                log.error("database unavailable (request %s): %s", state.request_id,
+                          error.__class__.__name__)
+                raise _Unavailable from error
+            if not isinstance(error, errors.DomainError):
+                self._warn(error)
             return False
         return state.answer is not None
 

@@ -2,14 +2,26 @@
 
 from edge import paging
 from edge.context import session, settings
+from edge.openapi import rules
+from edge.problems import QUERY_NAMES
 from handlers import envelope
 from models import events
 from models.calendar import today
 from openapi.schemas.events import EVENT_SUMMARIES, EventDetailSchema
 
 detail = EventDetailSchema()
+# The filters' domain names by the names of the query string (`from` is `date_from`).
+FIELDS = {query: field for field, query in QUERY_NAMES.items()}
 
 
+def _rules(query: dict) -> list[dict]:
+    """GET /events' rules (`EventFilters.problems`) over its filters the schema accepted."""
+    fields = {FIELDS.get(name, name): value for name, value in query.items()
+              if name not in ("limit", "cursor")}
+    return events.EventFilters.of(**fields).problems()
+
+
+@rules(_rules)
 def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, city=None,
                 genre=None, venue_id=None, artist_id=None, organisation_id=None, q=None,
                 has_tickets=None, max_price=None, min_price=None, lat=None, lng=None):

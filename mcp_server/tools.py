@@ -200,8 +200,9 @@ def search_events(
                                                                         "centre of a radius "
                                                                         "search; needs "
                                                                         "lat.")] = None,
-        radius_km: Annotated[int, Field(ge=1, le=200, description="Distance from lat,lng in "
-                                                                  "km.")] = 25,
+        radius_km: Annotated[int | None, Field(ge=1, le=200, description="Distance from "
+                                               "lat,lng in km (default 25); needs lat and "
+                                               "lng.")] = None,
         limit: Limit = 25, cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
         wanted = events.EventFilters.of(

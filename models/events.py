@@ -29,6 +29,9 @@ from models.venues import Venue
 STATUSES = ("draft", "pending", "approved", "rejected")
 # Longest event (end_date - date) the agenda accepts; bounds the scan of GET /events.
 MAX_SPAN_DAYS = 31
+# The first day a list can start or end on: long before any night out of the agenda, and
+# late enough that the date arithmetic of a list (`from` minus MAX_SPAN_DAYS) cannot overflow.
+FIRST_DAY = dt.date(1900, 1, 1)
 
 
 class Event(Base):
@@ -178,18 +181,31 @@ class EventFilters(Filters):
 
     def check(self) -> None:
         """Refuse combinations no query can answer, naming every bad field."""
+        params = self.problems()
+        if params:
+            raise BadRequest(params)
+
+    def problems(self) -> list[dict]:
+        """Every combination no query can answer, and every day before the agenda's first:
+        one entry per bad field."""
         params = []
         if (self.lat is None) != (self.lng is None):
             missing = "lng" if self.lng is None else "lat"
             params.append({"name": missing, "in": "query",
                            "message": "lat and lng go together"})
+        if self.radius_km is not None and self.lat is None and self.lng is None:
+            params.append({"name": "radius_km", "in": "query", "message": "needs lat and lng"})
+        for name in ("date_from", "date_to"):
+            day = getattr(self, name)
+            if day is not None and day < FIRST_DAY:
+                params.append({"name": name, "in": "query",
+                               "message": f"must not be before {FIRST_DAY}"})
         if self.date_from and self.date_to and self.date_to < self.date_from:
             params.append({"name": "date_to", "in": "query", "message": "is before date_from"})
         if (self.min_price is not None and self.max_price is not None
                 and self.min_price > self.max_price):
             params.append({"name": "min_price", "in": "query", "message": "is above max_price"})
-        if params:
-            raise BadRequest(params)
+        return params
 
 
 def _date(value: dt.date | str | None) -> dt.date | None:

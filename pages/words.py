@@ -66,6 +66,9 @@ TEXT = {
         "terms_coc": "Chamber of Commerce", "terms_vat": "VAT number", "terms_contact": "Contact",
         "site_nav": "Site", "nav_agenda": "Agenda", "nav_api": "API reference",
         "nav_portal": "Organiser portal",
+        "too_many_title": "Too many pages at once",
+        "too_many": "This address opened more than {limit} pages in a minute. Please wait "
+                    "{seconds} seconds and try again.",
         "attribution": "Attribution", "terms": "Terms of use",
         "docs_title": "API reference",
         "sources_title": "Where the data comes from",
@@ -137,6 +140,9 @@ TEXT = {
         "terms_coc": "KvK-nummer", "terms_vat": "Btw-nummer", "terms_contact": "Contact",
         "site_nav": "Site", "nav_agenda": "Agenda", "nav_api": "API-referentie",
         "nav_portal": "Organisatieportaal",
+        "too_many_title": "Te veel pagina's tegelijk",
+        "too_many": "Dit adres opende meer dan {limit} pagina's in een minuut. Wacht "
+                    "{seconds} seconden en probeer het dan opnieuw.",
         "attribution": "Bronvermelding", "terms": "Gebruiksvoorwaarden",
         "docs_title": "API-referentie",
         "sources_title": "Waar de gegevens vandaan komen",

@@ -20,11 +20,11 @@ def test_plain_parameters_are_read_as_connexion_reads_them(routes):
     assert read(routes, "/v1/events", "city=Den%20Haag&from=2026-12-01&has_tickets=false"
                                       "&lat=52.1&lng=-4.25&limit=10&genre=Drum+%26+Bass") == {
         "city": "Den Haag", "from_": "2026-12-01", "has_tickets": False, "lat": 52.1,
-        "lng": -4.25, "limit": 10, "genre": "Drum & Bass", "radius_km": 25}
+        "lng": -4.25, "limit": 10, "genre": "Drum & Bass"}
 
 
 def test_defaults_are_filled_in_and_path_ids_are_read(routes):
-    assert read(routes, "/v1/events") == {"limit": 25, "radius_km": 25}
+    assert read(routes, "/v1/events") == {"limit": 25}
     assert read(routes, "/v1/radar") == {"limit": 25, "weeks": 4}
     assert read(routes, "/v1/users/abc/badges", "limit=3") == {"id_": "abc", "limit": 3}
 

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from edge import limits
 from pages import home, site
 from tests.api import SITE, day
 from tests.factories import EventFactory, VenueFactory
@@ -150,3 +151,12 @@ def test_pages_portal_and_sign_in_share_the_stylesheet_header_and_footer(client,
         policy = response.headers["Content-Security-Policy"]
         assert "style-src 'self'" in policy and "unsafe-inline" not in policy
     assert 'class="lang"' in pages[3].text, "sign-in has the language switch"
+
+
+def test_the_stylesheet_is_not_counted_as_a_page(client, db):
+    for _ in range(limits.PAGES_PER_MINUTE + 5):
+        assert client.get(site.STYLESHEET_URL).status_code == 200
+    assert _get(client, "/terms").status_code == 200
+    for _ in range(limits.PAGES_PER_MINUTE):
+        _get(client, "/terms")
+    assert _get(client, "/terms").status_code == 429, "pages are still limited"
