@@ -2,7 +2,6 @@
 for each reason a resource stops being public. (Writers that commit, the command line and
 concurrent writers: tests/models/test_changes.py.)"""
 
-import secrets
 import time
 
 from sqlalchemy import text, update
@@ -11,6 +10,7 @@ from models.changes import RETENTION
 from models.events import Event
 from models.organisations import Organisation
 from tests import api
+from tests.models.test_changes import committed_change
 from tests.factories import (ArtistFactory, EventFactory, OrganisationFactory, ReleaseFactory,
                              VenueFactory)
 
@@ -41,21 +41,6 @@ def of(items: list[dict], *resources) -> list[tuple]:
         if item["id"] in ids and (not found or found[-1] != entry):
             found.append(entry)
     return found
-
-
-def committed_change(db, *, type_: str, id_: str, op: str, at: int) -> None:
-    """A change as if committed at `at` (written before the test's own changes commit)."""
-    if db.get_bind().dialect.name == "postgresql":
-        txid = str(2**60 + secrets.randbelow(2**40))
-        db.execute(text("INSERT INTO catalogue_commits (txid, at) VALUES (CAST(:x AS xid8), :at)"),
-                   {"x": txid, "at": at})
-        db.execute(text("INSERT INTO catalogue_changes (txid, type, resource_id, op) "
-                        "VALUES (CAST(:x AS xid8), :type, :id, :op)"),
-                   {"x": txid, "type": type_, "id": id_, "op": op})
-    else:
-        db.execute(text("INSERT INTO catalogue_changes (type, resource_id, op, at) "
-                        "VALUES (:type, :id, :op, :at)"),
-                   {"type": type_, "id": id_, "op": op, "at": at})
 
 
 def test_every_type_of_resource_appears_with_type_id_op_and_time(client, auth, db):
