@@ -93,9 +93,9 @@ class ChangeFilters(Filters):
     types: str | None = None
 
     @classmethod
-    def of(cls, types: str | None) -> ChangeFilters:
-        """Filters from the `types` parameter (a comma list; order and repeats do not count)."""
-        return cls(types=None if types is None else ",".join(sorted(set(types.split(",")))))
+    def of(cls, types: list[str] | None) -> ChangeFilters:
+        """Filters from the `types` parameter (order and repeats do not count)."""
+        return cls(types=None if types is None else ",".join(sorted(set(types))))
 
     def wanted(self) -> list[str]:
         """The types asked for."""

@@ -91,7 +91,7 @@ def test_pages_follow_each_other_without_repeats_or_gaps(client, auth, db):
 def test_types_selects_the_kinds_of_resources(client, auth, db):
     venue, artist = VenueFactory(), ArtistFactory()
     event = EventFactory(venue=venue)
-    items = feed(client, auth, types="artist,venue")
+    items = feed(client, auth, types="venue,artist")
     assert {item["type"] for item in items} <= {"artist", "venue"}
     assert of(items, venue, artist, event) == [("venue", venue.id, "upsert"),
                                                ("artist", artist.id, "upsert")]
@@ -109,6 +109,7 @@ def test_unknown_types_and_parameters_are_400s(client, auth, db):
     assert api.bad_params(client, auth, CHANGES, types="event,ticket") == {"types"}
     assert api.bad_params(client, auth, CHANGES, types="") == {"types"}
     assert api.bad_params(client, auth, CHANGES, types="event,") == {"types"}
+    assert api.bad_params(client, auth, CHANGES, types="event,venue,event") == {"types"}
     assert api.bad_params(client, auth, CHANGES, page=2, since="soon") == {"page", "since"}
 
 
@@ -150,6 +151,7 @@ def test_a_forged_cursor_or_one_of_other_types_is_a_400_naming_cursor(client, au
     assert [p["name"] for p in _error(client, auth, cursor=forged, types="event")] == ["cursor"]
     assert [p["name"] for p in _error(client, auth, cursor=cursor)] == ["cursor"]
     assert [p["name"] for p in _error(client, auth, cursor=cursor, types="venue")] == ["cursor"]
+    assert api.page(client, auth, CHANGES, cursor=cursor, types="event")["data"] == []
     events_cursor = api.page(client, auth, "/v1/genres", limit=1)["meta"]["next_cursor"]
     assert [p["name"] for p in _error(client, auth, cursor=events_cursor)] == ["cursor"]
 
