@@ -38,7 +38,7 @@ PG_SUSPENSION = ("SELECT 'event', e.id, CASE WHEN r.suspended THEN 'delete' ELSE
                  "JOIN events e ON e.organisation_id = r.id "
                  "WHERE r.suspended IS DISTINCT FROM o.suspended AND e.status = 'approved'")
 SQLITE_SUSPENSION = ("SELECT 'event', e.id, CASE WHEN NEW.suspended THEN 'delete' ELSE 'upsert' "
-                     "END, unixepoch() FROM events e "
+                     "END, CAST(strftime('%s', 'now') AS INTEGER) FROM events e "
                      "WHERE e.organisation_id = NEW.id AND e.status = 'approved'")
 
 
@@ -176,15 +176,15 @@ def _sqlite_resource_triggers(table: str) -> list[str]:
     new, old = _public(table, "NEW"), _public(table, "OLD")
     statements = [
         f"CREATE TRIGGER changes_insert_{table} AFTER INSERT ON {table} WHEN {new} BEGIN "
-        f"{SQLITE_NOTE}VALUES ('{kind}', NEW.id, 'upsert', unixepoch()); END",
+        f"{SQLITE_NOTE}VALUES ('{kind}', NEW.id, 'upsert', CAST(strftime('%s', 'now') AS INTEGER)); END",
         f"CREATE TRIGGER changes_update_{table} AFTER UPDATE ON {table} "
         f"WHEN ({new}) OR ({old}) BEGIN "
         f"{SQLITE_NOTE}VALUES ('{kind}', NEW.id, CASE WHEN {new} THEN 'upsert' ELSE 'delete' "
-        f"END, unixepoch()); "
-        f"{SQLITE_NOTE}SELECT '{kind}', OLD.id, 'delete', unixepoch() "
+        f"END, CAST(strftime('%s', 'now') AS INTEGER)); "
+        f"{SQLITE_NOTE}SELECT '{kind}', OLD.id, 'delete', CAST(strftime('%s', 'now') AS INTEGER) "
         f"WHERE OLD.id <> NEW.id AND {old}; END",
         f"CREATE TRIGGER changes_delete_{table} AFTER DELETE ON {table} WHEN {old} BEGIN "
-        f"{SQLITE_NOTE}VALUES ('{kind}', OLD.id, 'delete', unixepoch()); END",
+        f"{SQLITE_NOTE}VALUES ('{kind}', OLD.id, 'delete', CAST(strftime('%s', 'now') AS INTEGER)); END",
     ]
     if table == "organisations":
         statements.append(
@@ -201,7 +201,7 @@ def _sqlite_part_triggers(table: str) -> list[str]:
             "DELETE": f"OLD.{column}"}
     return [
         f"CREATE TRIGGER changes_{event.lower()}_{table} AFTER {event} ON {table} BEGIN "
-        f"{SQLITE_NOTE}SELECT '{kind}', p.id, 'upsert', unixepoch() FROM {parent} p "
+        f"{SQLITE_NOTE}SELECT '{kind}', p.id, 'upsert', CAST(strftime('%s', 'now') AS INTEGER) FROM {parent} p "
         f"WHERE p.id IN ({ids}) AND {_public(parent, 'p')}; END"
         for event, ids in keys.items()
     ]
