@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sqlalchemy import BigInteger, Column, MetaData, String, Table, and_, or_, select
+from sqlalchemy import BigInteger, Column, MetaData, String, Table, and_, select, true
 from sqlalchemy.orm import Session
 from sqlalchemy.types import NullType
 
@@ -127,9 +127,10 @@ def list_changes(session: Session, *, filters: ChangeFilters, since: int | None,
         position = _position_before(session, since)
     else:
         position = (0, 0)
-    postgresql = session.get_bind().dialect.name == "postgresql"
-    rows = session.execute((_postgresql_page if postgresql else _sqlite_page)(
-        position, filters.wanted(), limit + 1)).all()
+    if session.get_bind().dialect.name == "postgresql":
+        rows = _postgresql_rows(session, position, filters.wanted(), limit + 1)
+    else:
+        rows = session.execute(_sqlite_page(position, filters.wanted(), limit + 1)).all()
     items = [Change(type=row.type, id=row.resource_id, op=row.op, at=row.at)
              for row in rows[:limit]]
     if len(rows) > limit:
@@ -141,15 +142,29 @@ def list_changes(session: Session, *, filters: ChangeFilters, since: int | None,
     return Page(items=items, next_key=(*position, now // HOUR * HOUR))
 
 
-def _postgresql_page(position: tuple, types: list[str], count: int):
+def _postgresql_rows(session: Session, position: tuple, types: list[str], count: int) -> list:
+    """The rest of the commit the position is in, then the commits after it: each part one
+    index range (a position deep inside an import's commit does not rescan its start)."""
     seq, id_ = position
+    rows = session.execute(_postgresql_page(commits_table.c.seq == seq, changes_table.c.id > id_,
+                                            types, count)).all() if id_ < END_OF_COMMIT else []
+    if len(rows) < count:
+        rows += session.execute(_postgresql_page(commits_table.c.seq > seq, true(), types,
+                                                 count - len(rows))).all()
+    return rows
+
+
+def _postgresql_page(commit, change, types: list[str], count: int):
     changes, commits = changes_table, commits_table
-    return (select(commits.c.seq, changes.c.id, changes.c.type, changes.c.resource_id,
-                   changes.c.op, commits.c.at)
-            .join_from(commits, changes, changes.c.txid == commits.c.txid)
-            .where(commits.c.seq >= seq, or_(commits.c.seq > seq, changes.c.id > id_),
-                   changes.c.type.in_(types))
-            .order_by(commits.c.seq, changes.c.id).limit(count))
+    # At most `count` rows of each commit, in order, so that sorting the page never sorts
+    # a whole import's commit.
+    of_commit = (select(changes.c.id, changes.c.type, changes.c.resource_id, changes.c.op)
+                 .where(changes.c.txid == commits.c.txid, change, changes.c.type.in_(types))
+                 .order_by(changes.c.id).limit(count).lateral())
+    return (select(commits.c.seq, of_commit.c.id, of_commit.c.type, of_commit.c.resource_id,
+                   of_commit.c.op, commits.c.at)
+            .select_from(commits.join(of_commit, true()))
+            .where(commit).order_by(commits.c.seq, of_commit.c.id).limit(count))
 
 
 def _sqlite_page(position: tuple, types: list[str], count: int):

@@ -59,8 +59,8 @@ PG_TABLES = [
     )""",
     # One row per transaction and resource: a later change in the same transaction replaces
     # the earlier one and moves to the end (an event saved with its genres and line-up is
-    # one change).
-    "CREATE UNIQUE INDEX ix_catalogue_changes_once ON catalogue_changes (txid, type, resource_id)",
+    # one change). Not (txid, type, ...): a page of a commit reads (txid, id), in order.
+    "CREATE UNIQUE INDEX ix_catalogue_changes_once ON catalogue_changes (txid, resource_id, type)",
     "CREATE INDEX ix_catalogue_changes_txid ON catalogue_changes (txid, id)",
     """CREATE TABLE catalogue_commits (
       seq bigserial PRIMARY KEY,
