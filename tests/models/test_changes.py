@@ -263,3 +263,19 @@ def test_concurrent_writers_and_a_polling_reader_see_every_change_exactly_once(c
     seen = [change[1] for change in reader.seen]
     assert len(seen) == len(set(seen)) == len(committed) == 6 * 20
     assert set(seen) == set(committed)
+
+
+def test_a_transaction_lists_a_resource_once_with_its_last_op(committing):
+    url, engine = committing
+    reader = Reader(make_sessionmaker(engine))
+    reader.catch_up()
+    with committed(url) as session:
+        factories.bind(session)
+        event = factories.EventFactory(genre_names=("Techno", "House"))
+        session.flush()
+        session.execute(text("UPDATE events SET title = 'Again' WHERE id = :id"), {"id": event.id})
+        session.execute(text("DELETE FROM event_genres WHERE event_id = :id"), {"id": event.id})
+        session.execute(text("UPDATE events SET status = 'rejected' WHERE id = :id"),
+                        {"id": event.id})
+    assert [change for change in reader.catch_up() if change[0] == "event"] == [
+        ("event", event.id, "delete")]

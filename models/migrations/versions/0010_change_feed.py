@@ -70,9 +70,14 @@ PG_TABLES = [
     "CREATE INDEX ix_catalogue_commits_at ON catalogue_commits (at, seq)",
 ]
 
+# A change already noted in this transaction is written again (and moved to the end) only
+# when its op changed, or when the transaction was numbered already (SET CONSTRAINTS ...
+# IMMEDIATE, as the tests do): a bulk load's genres and line-ups cost no second write.
 PG_NOTE = ("INSERT INTO catalogue_changes (type, resource_id, op) {rows} "
            "ON CONFLICT (txid, type, resource_id) DO UPDATE "
-           "SET op = EXCLUDED.op, id = nextval('catalogue_changes_id_seq')")
+           "SET op = EXCLUDED.op, id = nextval('catalogue_changes_id_seq') "
+           "WHERE catalogue_changes.op <> EXCLUDED.op OR EXISTS (SELECT 1 FROM catalogue_commits "
+           "WHERE catalogue_commits.txid = pg_current_xact_id())")
 
 
 def _pg_resource_function(table: str) -> str:
