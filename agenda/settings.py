@@ -20,8 +20,8 @@ class Settings:
     # Checked against every response in tests; costs ~1 ms a request, so off in production.
     validate_responses: bool = False
     max_body_bytes: int = 1024 * 1024
-    # Public answers kept per process for repeated requests (edge/cache.py); off serves
-    # every request the full way (to measure it, or to rule the cache out).
+    # Public answers kept per process for repeated requests (edge/cache.py); off keeps none,
+    # building every answer (to measure a miss, or to rule the cache out).
     response_cache: bool = True
     response_cache_bytes: int = 16 * 1024 * 1024
     # Well-formed door scans answered before the framework (edge/door_lane.py); off sends

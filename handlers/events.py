@@ -5,9 +5,8 @@ from edge.context import session, settings
 from handlers import envelope
 from models import events
 from models.calendar import today
-from openapi.schemas.events import EventDetailSchema, EventSummarySchema
+from openapi.schemas.events import EVENT_SUMMARIES, EventDetailSchema
 
-summaries = EventSummarySchema(many=True)
 detail = EventDetailSchema()
 
 
@@ -21,7 +20,7 @@ def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, ci
         has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng)
     page = paging.page(wanted, cursor, secret=settings().secret_key, fetch=lambda after: (
         events.list_events(session(), filters=wanted, today=today(), limit=limit, after=after)))
-    return envelope.public_page(summaries.dump(page.items), limit=limit,
+    return envelope.public_page(EVENT_SUMMARIES.dump(page.items), limit=limit,
                                 next_cursor=page.next_cursor)
 
 

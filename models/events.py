@@ -20,7 +20,8 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from models.db import Base, Timestamp
 from models.errors import BadRequest, NotFound
-from models.paging import Filters, Page, keyset_chain, keyset_statement, position_params
+from models.paging import (Filters, Page, keyset_rows, keyset_statement, keyset_union,
+                           position_params)
 from models.organisations import Organisation
 from models.text import fold, like_pattern
 from models.venues import Venue
@@ -251,7 +252,7 @@ class EventSummary:
     updated_at: int
     venue: VenueRef
     organisation: OrganisationRef
-    genre_names: list[str]
+    genre_names: tuple[str, ...]
 
 
 # Lists read plain rows through the tables: no mapped objects on their path.
@@ -280,13 +281,14 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     """Approved events matching `filters`, soonest first (date, start, id), one page of
     `EventSummary`.
 
-    The list is two ranges read one after the other: events that began before `from`
-    and still run (multi-day ones only, found through the small partial index
+    The list is two ranges, one after the other: events that began before `from` and
+    still run (multi-day ones only, found through the small partial index
     `ix_events_running`), then events from `from` on, each an index scan in the list's
-    order. (One range from `from` minus the longest span would read every event of
-    that month before reaching today's: thousands of rows at a million events.) Their
-    statements are built once for each shape of the filters (which are given, not their
-    values) and take the values as parameters.
+    order, limited to the page, in one statement (`keyset_union`: one round trip). (One
+    range from `from` minus the longest span would read every event of that month
+    before reaching today's: thousands of rows at a million events.) The statement is
+    built once for each shape of the filters (which are given, not their values) and
+    takes the values as parameters; the page's genres are a second one.
     """
     filters.check()
     given = frozenset(name for name in _SHAPING if getattr(filters, name) is not None)
@@ -295,9 +297,9 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     params = _params(filters, today)
     if after is not None:
         params |= position_params((dt.date.fromisoformat(after[0]), after[1], after[2]))
-    page = keyset_chain(session, _statements(given, filters.has_tickets, after is not None),
-                        params=params, limit=limit,
-                        key_of=lambda row: (row.date, row.start, row.id))
+    page = keyset_rows(session, _statement(given, filters.has_tickets, after is not None),
+                       params=params, limit=limit,
+                       key_of=lambda row: (row.date, row.start, row.id))
     genres: dict[str, list[str]] = {}
     if page.items:
         for event_id, genre in session.execute(_GENRES, {"ids": [row.id for row in page.items]}):
@@ -338,9 +340,9 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
 
 
 @functools.lru_cache(maxsize=256)
-def _statements(given: frozenset[str], has_tickets: bool | None,
-                after: bool) -> tuple[Select, Select]:
-    """The two statements of a list with these filters (see `list_events`)."""
+def _statement(given: frozenset[str], has_tickets: bool | None, after: bool) -> Select:
+    """The statement of a list with these filters: its two ranges (see `list_events`) in
+    one."""
     running = _narrowed(_summaries(), given, has_tickets).where(
         _event.end_date.is_not(None), _event.date < bindparam("date_from"),
         _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
@@ -364,14 +366,16 @@ def _statements(given: frozenset[str], has_tickets: bool | None,
     if "date_to" in given:
         running = running.where(_event.date <= bindparam("date_to"))
         started = started.where(order[0] <= bindparam("date_to"))
-    return (keyset_statement(running, [_event.date, _event.start, _event.id], after=after),
-            keyset_statement(started, order, after=after))
+    return keyset_union((keyset_statement(running, [_event.date, _event.start, _event.id],
+                                          after=after),
+                         keyset_statement(started, order, after=after)),
+                        ("date", "start", "id"))
 
 
 def _summary(row, genres: list[str]) -> EventSummary:
     return EventSummary(*row[:_VENUE_AT], venue=VenueRef(*row[_VENUE_AT:_ORGANISATION_AT]),
                         organisation=OrganisationRef(*row[_ORGANISATION_AT:]),
-                        genre_names=genres)
+                        genre_names=tuple(genres))
 
 
 def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None) -> Select:
