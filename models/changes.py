@@ -93,9 +93,11 @@ class ChangeFilters(Filters):
     types: str | None = None
 
     @classmethod
-    def of(cls, types: list[str] | None) -> ChangeFilters:
-        """Filters from the `types` parameter (order and repeats do not count)."""
-        return cls(types=None if types is None else ",".join(sorted(set(types))))
+    def of(cls, types: str | None) -> ChangeFilters:
+        """Filters from the `types` parameter, a comma list (order and repeats do not count).
+        A string, not an array, in the document: the edge reads plain values only
+        (edge/arguments.py)."""
+        return cls(types=None if types is None else ",".join(sorted(set(types.split(",")))))
 
     def wanted(self) -> list[str]:
         """The types asked for."""

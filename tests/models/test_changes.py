@@ -49,7 +49,7 @@ class Reader:
 
     def __init__(self, sessions, *, limit: int = 1000, types: str | None = None):
         self.sessions, self.limit = sessions, limit
-        self.filters = changes.ChangeFilters.of(types.split(",") if types else None)
+        self.filters = changes.ChangeFilters.of(types)
         self.after: list | None = None
         self.seen: list[tuple] = []
 
