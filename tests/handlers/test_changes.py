@@ -126,7 +126,7 @@ def test_since_starts_at_the_changes_committed_from_then(client, auth, db):
 
 def test_since_is_at_most_30_days_back_and_not_in_the_future(client, auth, db):
     now = int(time.time())
-    assert api.page(client, auth, CHANGES, since=now - RETENTION + 60)["meta"]["count"] >= 0
+    assert api.page(client, auth, CHANGES, since=now - RETENTION + 60)["meta"]["next_cursor"]
     assert api.bad_params(client, auth, CHANGES, since=now - RETENTION - 60) == {"since"}
     assert api.bad_params(client, auth, CHANGES, since=now + 3600) == {"since"}
     assert api.bad_params(client, auth, CHANGES, since=-1) == {"since"}
@@ -145,7 +145,7 @@ def _error(client, auth, **params) -> dict:
 
 
 def test_a_forged_cursor_or_one_of_other_types_is_a_400_naming_cursor(client, auth, db):
-    cursor = api.page(client, auth, CHANGES, types="event")["meta"]["next_cursor"]
+    cursor = _end(client, auth, types="event")
     body, _, signature = cursor.partition(".")
     forged = f"{body[:-2]}{'A' if body[-2] != 'A' else 'B'}{body[-1]}.{signature}"
     assert [p["name"] for p in _error(client, auth, cursor=forged, types="event")] == ["cursor"]
@@ -158,7 +158,7 @@ def test_a_forged_cursor_or_one_of_other_types_is_a_400_naming_cursor(client, au
 
 def test_a_cursor_older_than_30_days_is_a_400_that_says_to_start_from_since(
         client, auth, db, monkeypatch):
-    cursor = api.page(client, auth, CHANGES)["meta"]["next_cursor"]
+    cursor = _end(client, auth)
     now = int(time.time())
     monkeypatch.setattr("handlers.changes.now", lambda: now + RETENTION - DAY)
     assert api.page(client, auth, CHANGES, cursor=cursor)["data"] == []
@@ -246,11 +246,12 @@ def test_a_change_to_an_events_genres_is_a_change_of_the_event(client, auth, db)
     assert of(_after(client, auth, cursor), event) == [("event", event.id, "upsert")]
 
 
-def _end(client, auth) -> str:
-    """The cursor after every change so far."""
-    body = api.page(client, auth, CHANGES, limit=1000)
+def _end(client, auth, **params) -> str:
+    """The cursor after every change so far (other tests' may have committed some)."""
+    body = api.page(client, auth, CHANGES, limit=1000, **params)
     while body["meta"]["count"] == 1000:
-        body = api.page(client, auth, CHANGES, limit=1000, cursor=body["meta"]["next_cursor"])
+        body = api.page(client, auth, CHANGES, limit=1000, cursor=body["meta"]["next_cursor"],
+                        **params)
     return body["meta"]["next_cursor"]
 
 
