@@ -27,6 +27,7 @@ TEXT = {
         "revoke": "Revoke",
         "signout": "Sign out",
         "error_title": "This request cannot be handled",
+        "back_to": "Back to the app at {host}",
         "terms": "Terms",
     },
     "nl": {
@@ -54,6 +55,7 @@ TEXT = {
         "revoke": "Intrekken",
         "signout": "Uitloggen",
         "error_title": "Dit verzoek kan niet worden afgehandeld",
+        "back_to": "Terug naar de app op {host}",
         "terms": "Voorwaarden",
     },
 }

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
-from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import InsecureTransportError, OAuth2Error
 from flask import Blueprint, Response, abort, redirect, render_template, request
 from flask import session as cookie
+from werkzeug.exceptions import Forbidden
+from werkzeug.urls import iri_to_uri
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
 from edge.context import holds_nul, service, session, settings
@@ -60,6 +61,14 @@ def _insecure(error: InsecureTransportError):
     (AGENDA_SITE_URL): OAuth needs https there."""
     return _oauth_error(error.error, "This server must be reached over https "
                         "(AGENDA_SITE_URL).")
+
+
+@blueprint.errorhandler(Forbidden)
+def _forbidden(_error: Forbidden):
+    """A form without this browser's CSRF token (`check_csrf`): a page, as the form was."""
+    return _error_page(_locale({"ui_locales": request.values.get("lang", "")}), "forbidden",
+                       "This form was not sent from this site's page, or the page is out of "
+                       "date: reload it and try again.", status=403)
 
 
 # Endpoints answered in JSON (RFC 6749 errors) and pages a person sees.
@@ -232,8 +241,10 @@ class _PageError(Exception):
 
 
 def _refuse(error: OAuth2Error, params: dict, locale: str) -> Response:
-    """An error of the authorization endpoint: back to the client when its redirect URI
-    is known to be good (with `state` and `iss`), an error page otherwise."""
+    """An error of the authorization endpoint: back to the client (with `state` and `iss`)
+    when its redirect URI is known to be good and the person approved the client before;
+    otherwise an error page, which offers the way back to an unapproved client as a link
+    (RFC 9700 4.11.2: the site is no open redirector for whoever registers a client)."""
     if not error.redirect_uri:
         return _error_page(locale, error.error, error.description or "")
     query = {"error": error.error}
@@ -241,16 +252,42 @@ def _refuse(error: OAuth2Error, params: dict, locale: str) -> Response:
         query["error_description"] = error.description
     if params.get("state"):
         query["state"] = params["state"]
-    query["iss"] = settings().site_url
-    return redirect(add_params_to_uri(error.redirect_uri, query))
+    back = to_client(error.redirect_uri, query)
+    person, client = signed_in(), _server().query_client(params.get("client_id"))
+    if person is not None and client is not None and oauth.has_approved(
+            session(), person.id, client.id):
+        return redirect(back)
+    return _error_page(locale, error.error, error.description or "", back=back,
+                       back_host=ascii_host(error.redirect_uri))
+
+
+def to_client(uri: str, query: dict[str, str]) -> str:
+    """`uri` with `query` and `iss` (RFC 9207) added to its own query, parsed as a query:
+    an `iss` it held already is replaced by the issuer's."""
+    parts = urlsplit(uri)
+    pairs = [(key, value) for key, value in parse_qsl(parts.query, keep_blank_values=True)
+             if key != "iss"]
+    pairs += [*query.items(), ("iss", settings().site_url)]
+    # An international host or path in ASCII, as a Location header must be.
+    return iri_to_uri(urlunsplit(parts._replace(query=urlencode(pairs))))
 
 
 def _with_iss(response: Response) -> Response:
     """RFC 9207: the issuer on every redirect back to the client."""
     location = response.headers.get("Location")
-    if location and "iss=" not in urlsplit(location).query:
-        response.headers["Location"] = add_params_to_uri(location, {"iss": settings().site_url})
+    if location:
+        response.headers["Location"] = to_client(location, {})
     return response
+
+
+def ascii_host(uri: str) -> str:
+    """The host of `uri` as the browser will ask for it: international names in punycode
+    (a look-alike letter shows), anything else that is not ASCII escaped."""
+    host = urlsplit(uri).hostname or ""
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host.encode("ascii", "backslashreplace").decode("ascii")
 
 
 def _ticket(value: str | None) -> dict[str, str]:
@@ -291,7 +328,8 @@ def consent():
             request=grant.request, grant=grant, grant_user=None))
     choice = next((c for c in choices if c["key"] == request.form.get("organisation", "")), None)
     if choice is None:
-        abort(400)
+        return _error_page(locale, "invalid_request", "You have no role in this organisation "
+                           "that allows what the app asks for; choose again from the app.")
     grant.request.organisation_id = choice["organisation_id"]
     grant.request.granted_scope = " ".join(choice["scopes"])
     return _with_iss(_server().create_authorization_response(
@@ -316,9 +354,9 @@ def _consent_page(locale: str, grant, choices: list[dict], params: dict) -> Resp
     redirect_uri = grant.request.payload.redirect_uri or client.get_default_redirect_uri()
     target = urlsplit(redirect_uri)
     return _page("consent.html", locale, client_name=client.name,
-                 redirect_host=target.hostname, choices=choices,
+                 redirect_host=ascii_host(redirect_uri), choices=choices,
                  ticket=request.values["request"], csrf=csrf_token(),
-                 form_targets=(f"{target.scheme}://{target.netloc}",))
+                 form_targets=(iri_to_uri(f"{target.scheme}://{target.netloc}"),))
 
 
 @blueprint.route("/signin", methods=["GET", "POST"])
@@ -401,8 +439,12 @@ def _page(template: str, locale: str, *, form_targets: tuple[str, ...] = (),
 
 
 def _error_page(locale: str, error: str, description: str, *, status: int = 400,
-                headers: dict | None = None) -> Response:
-    response = _page("error.html", locale, error=error, description=description)
+                headers: dict | None = None, back: str | None = None,
+                back_host: str | None = None) -> Response:
+    """A page saying what is wrong; `back` is a link to the client, for the person to
+    follow or not."""
+    response = _page("error.html", locale, error=error, description=description, back=back,
+                     back_host=back_host)
     response.status_code = status
     response.headers.update(headers or {})
     return response
@@ -433,8 +475,11 @@ def signed_in() -> Person | None:
 
 
 def _local_path(target: str | None) -> str:
-    """`target` when it is a path of this site, else the connected apps page."""
+    """`target` when it is a path of this site, else the connected apps page. Only visible
+    ASCII: a control character (CR, LF) cannot go into the Location header, and the
+    sign-in must not be lost over it."""
     if (not target or not target.startswith("/") or target.startswith("//")
-            or "\\" in target or urlsplit(target).netloc):
+            or "\\" in target or not all("!" <= ch <= "~" for ch in target)
+            or urlsplit(target).netloc):
         return "/settings/apps"
     return target
