@@ -378,7 +378,7 @@ def sign_in():
                 failed = True
             else:
                 cookie.clear()
-                cookie["person_id"] = person.id
+                cookie["sid"] = members.start_session(session(), person=person, now=now())
                 cookie["csrf"] = secrets.token_urlsafe(32)
                 return redirect(target)
     response = _page("signin.html", locale, next=target, csrf=csrf_token(), failed=failed,
@@ -389,8 +389,10 @@ def sign_in():
 
 @blueprint.post("/signout")
 def sign_out():
-    """Forget the signed-in person."""
+    """End the session, on the server too (a copy of the cookie stops working)."""
     check_csrf()
+    if "sid" in cookie:
+        members.end_session(session(), cookie["sid"])
     cookie.clear()
     return redirect("/signin")
 
@@ -464,13 +466,13 @@ def check_csrf() -> None:
 
 
 def signed_in() -> Person | None:
-    person_id = cookie.get("person_id")
-    if person_id is None:
+    """The person this browser's live session signs in, or None."""
+    secret = cookie.get("sid")
+    if not isinstance(secret, str):
         return None
-    person = session().get(Person, person_id)
-    if person is None or person.visibility == "suspended":
+    person = members.session_person(session(), secret, now=now())
+    if person is None:
         cookie.clear()
-        return None
     return person
 
 
