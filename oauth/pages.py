@@ -9,6 +9,7 @@ TEXT = {
         "password": "Password",
         "signin": "Sign in",
         "signin_failed": "The email address or password is wrong.",
+        "signin_wait": "Too many attempts to sign in. Wait {seconds} seconds, then try again.",
         "consent_title": "Allow access?",
         "consent_intro": "{client} wants to use the Event Agenda Service on your behalf.",
         "redirect_to": "You will be sent back to {host}.",
@@ -36,6 +37,8 @@ TEXT = {
         "password": "Wachtwoord",
         "signin": "Inloggen",
         "signin_failed": "Het e-mailadres of wachtwoord klopt niet.",
+        "signin_wait": "Te veel pogingen om in te loggen. Wacht {seconds} seconden en probeer "
+                       "het dan opnieuw.",
         "consent_title": "Toegang geven?",
         "consent_intro": "{client} wil de Event Agenda Service namens jou gebruiken.",
         "redirect_to": "Je wordt teruggestuurd naar {host}.",

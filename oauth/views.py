@@ -25,7 +25,7 @@ from werkzeug.urls import iri_to_uri
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
 from edge.context import holds_nul, service, session, settings
-from models import members, oauth
+from models import deliveries, members, oauth
 from models.db import now
 from models.errors import DomainError
 from models.people import Person
@@ -43,6 +43,15 @@ TOKEN_REQUESTS_PER_MINUTE = 120
 SIGN_INS_PER_MINUTE = 10
 TOKEN_REQUESTS = (("token-address", TOKEN_REQUESTS_PER_MINUTE, 60, True),)
 SIGN_INS = (("signin-address", SIGN_INS_PER_MINUTE, 60, True),)
+# Sign-ins per account, from any address (`Usage.backoff`): five attempts at once, then each
+# after a wait that doubles from a second up to five minutes; a success starts afresh, and
+# attempts are forgotten an hour after the last. A browser that signed in to the account
+# before (a signed `agenda_device` cookie) has a series of its own, so that whoever guesses
+# at the password cannot keep the owner out: at worst the owner waits five minutes on a new
+# browser, and not at all on their own.
+SIGN_IN_BACKOFF = {"free": 5, "longest": 300, "forget_after": 3600}
+DEVICE_COOKIE = "agenda_device"
+DEVICE_LIFETIME = 365 * 86400
 
 
 def _json(body: dict, status: int = 200, headers: dict | None = None) -> Response:
@@ -361,15 +370,19 @@ def _consent_page(locale: str, grant, choices: list[dict], params: dict) -> Resp
 
 @blueprint.route("/signin", methods=["GET", "POST"])
 def sign_in():
-    """Sign in with email and password; then on to `next` (a path of this site only)."""
+    """Sign in with email and password; then on to `next` (a path of this site only).
+    Too many attempts (from this address, or at this account) get a page that says how
+    long to wait (429), before the password is looked at."""
     locale = _locale({"ui_locales": request.values.get("lang", "")})
     target = _local_path(request.values.get("next"))
-    failed = False
+    failed, wait = False, None
     if request.method == "POST":
         check_csrf()
-        if _throttled(SIGN_INS) is not None:
-            failed = True
-        else:
+        account = deliveries.address_hash(settings().secret_key,
+                                          request.form.get("email", "").strip())
+        series = f"signin-account:{account}" + (":device" if _known_device(account) else "")
+        wait = _wait(SIGN_INS) or service().usage.backoff(series, **SIGN_IN_BACKOFF)
+        if wait is None:
             try:
                 person = members.sign_in(session(), email=request.form.get("email", ""),
                                          password=request.form.get("password", ""),
@@ -377,13 +390,36 @@ def sign_in():
             except DomainError:
                 failed = True
             else:
+                service().usage.forgive(series)
                 cookie.clear()
                 cookie["sid"] = members.start_session(session(), person=person, now=now())
                 cookie["csrf"] = secrets.token_urlsafe(32)
-                return redirect(target)
+                return _remember_device(redirect(target), account)
     response = _page("signin.html", locale, next=target, csrf=csrf_token(), failed=failed,
-                     lang=locale)
-    response.status_code = 401 if failed else 200
+                     wait=wait, lang=locale)
+    response.status_code = 429 if wait else 401 if failed else 200
+    if wait:
+        response.headers["Retry-After"] = str(wait)
+    return response
+
+
+def _devices() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(settings().secret_key, salt="known-device")
+
+
+def _known_device(account: str) -> bool:
+    """Whether this browser signed in to `account` before (its `agenda_device` cookie)."""
+    try:
+        return _devices().loads(request.cookies.get(DEVICE_COOKIE, ""),
+                                max_age=DEVICE_LIFETIME) == account
+    except BadSignature:
+        return False
+
+
+def _remember_device(response: Response, account: str) -> Response:
+    response.set_cookie(DEVICE_COOKIE, _devices().dumps(account), max_age=DEVICE_LIFETIME,
+                        httponly=True, samesite="Lax",
+                        secure=settings().site_url.startswith("https://"))
     return response
 
 

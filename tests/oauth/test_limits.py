@@ -196,3 +196,101 @@ def test_an_authorization_request_waits_10_minutes_for_consent_and_no_longer(
     assert "request_expired" in posted.text
     assert db.scalar(select(func.count()).select_from(oauth.OAuthGrant).where(
         oauth.OAuthGrant.client_id == registered["client_id"])) == 0
+
+
+# --- sign-ins per account (issue 22): a backoff, not a lockout ------------------------------
+
+def _assert_wait_page(response, retry_after: int) -> None:
+    """429 with `Retry-After` and a page saying to wait, not "wrong password"."""
+    assert response.status_code == 429, response.text
+    assert response.headers["Retry-After"] == str(retry_after)
+    assert response.headers["Content-Type"].startswith("text/html")
+    assert f"Wait {retry_after} seconds" in response.text and "wrong" not in response.text
+
+
+def test_fifty_wrong_passwords_from_five_addresses_are_not_all_tried(app, db, clock, person):
+    answers = []
+    for number in range(5):
+        with _from(app, f"198.51.100.{number + 10}") as client:
+            answers += [flow.sign_in(client, person.email, password=f"guess {number} {attempt}")
+                        for attempt in range(10)]
+    tried = [answer for answer in answers if answer.status_code == 401]
+    # Five at once, the sixth sets a wait of a second: in the same second nothing more.
+    assert len(tried) == 6 and "wrong" in tried[0].text
+    for refused in answers[6:]:
+        _assert_wait_page(refused, 1)
+    # The right password is not looked at either while the wait runs.
+    with _from(app, "198.51.100.99") as owner:
+        _assert_wait_page(flow.sign_in(owner, person.email), 1)
+
+
+def test_the_wait_doubles_with_each_failure_up_to_five_minutes(app, db, clock, person):
+    waits = []
+    with _from(app, "198.51.100.20") as client:
+        for _ in range(5):
+            assert flow.sign_in(client, person.email, password="wrong").status_code == 401
+        for _ in range(12):
+            assert flow.sign_in(client, person.email, password="wrong").status_code == 401
+            refused = flow.sign_in(client, person.email, password="wrong")
+            assert refused.status_code == 429
+            waits.append(int(refused.headers["Retry-After"]))
+            # At least a minute on (an address may try 10 a minute): only the account waits.
+            clock.now += max(waits[-1], 60)
+    assert waits == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300]
+
+
+def test_a_successful_sign_in_starts_the_account_afresh(app, db, clock, person):
+    with _from(app, "198.51.100.30") as client:
+        for _ in range(6):
+            flow.sign_in(client, person.email, password="wrong")
+        _assert_wait_page(flow.sign_in(client, person.email), 1)
+        clock.now += 1
+        assert flow.sign_in(client, person.email).status_code == 302
+    with _from(app, "198.51.100.31") as client:
+        for _ in range(5):
+            assert flow.sign_in(client, person.email, password="wrong").status_code == 401
+
+
+def test_attempts_at_an_account_are_forgotten_an_hour_after_the_last(app, db, clock, person):
+    with _from(app, "198.51.100.32") as client:
+        for _ in range(6):
+            flow.sign_in(client, person.email, password="wrong")
+        store = app.service.usage.store
+        # The memory store's expiry runs on the monotonic clock: an hour passes there.
+        for key in list(store._expiry):
+            store._expiry[key] -= 3600
+        store._swept -= 60
+        clock.now += 3600
+        for _ in range(5):
+            assert flow.sign_in(client, person.email, password="wrong").status_code == 401
+
+
+def test_an_attacker_cannot_keep_the_owner_out_of_a_browser_that_signed_in_before(
+        app, db, clock, person):
+    with _from(app, "198.51.100.40") as owner:
+        assert flow.sign_in(owner, person.email).status_code == 302
+        owner.cookies.delete("agenda_session")  # signed out, the browser remembered
+        for number in range(5):
+            with _from(app, f"203.0.113.{number + 40}") as attacker:
+                for _ in range(10):
+                    flow.sign_in(attacker, person.email, password="guess")
+            clock.now += 60
+        assert flow.sign_in(owner, person.email).status_code == 302
+        # The remembered browser is no way around the wait for guesses either.
+        for _ in range(6):
+            flow.sign_in(owner, person.email, password="wrong")
+        _assert_wait_page(flow.sign_in(owner, person.email, password="wrong"), 1)
+
+
+def test_an_unknown_address_is_limited_like_a_known_one(app, db, clock):
+    with _from(app, "198.51.100.50") as client:
+        for _ in range(6):
+            assert flow.sign_in(client, "nobody@mail.example").status_code == 401
+        _assert_wait_page(flow.sign_in(client, "Nobody@Mail.example "), 1)
+
+
+def test_the_11th_sign_in_from_an_address_in_a_minute_gets_a_page_to_wait(app, db, clock):
+    with _from(app, "198.51.100.60") as client:
+        for number in range(10):
+            assert flow.sign_in(client, f"person{number}@mail.example").status_code == 401
+        _assert_wait_page(flow.sign_in(client, "person10@mail.example"), 55)
