@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import ipaddress
 import logging
 import threading
 import time
@@ -97,6 +98,19 @@ def _wait(counts: list[int], limits: list[int], ends: list[int], moment: float) 
         if count > limit:
             return max(1, end - int(moment))
     return None
+
+
+def address_key(address: str) -> str:
+    """What a client address counts as in a per-address limit: an IPv6 address as its /64
+    (a single host or home is given a whole /64), an IPv4 one (also mapped into IPv6) as
+    itself."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(getattr(ip, "ipv4_mapped", None) or ip)
 
 
 class StoreUnavailable(Exception):

@@ -37,8 +37,18 @@ blueprint = Blueprint("oauth", __name__, template_folder="templates")
 
 # Limits of the specification: registrations per address and for the whole platform,
 # token requests per address.
-# Windows are (name, limit, seconds, counted per client address).
-REGISTRATIONS = (("register-address", 30, 600, True), ("register-platform", 1000, 3600, False))
+# Windows are (name, limit, seconds, counted per client address (an IPv6 /64)).
+REGISTRATIONS = (("register-address", 30, 600, True),)
+# The platform's hour must not be used up from a few dozen addresses: an address's first
+# five registrations of the hour count in the platform's 1,000 only, any further ones also
+# in 500 that all such share. It takes 100 addresses to use up the hour; until then every
+# other address still registers. Beside it, one client name registers at most 200 times an
+# hour (a fifth of the platform's hour: many people may register the same app).
+REGISTRATIONS_FIRST = (("register-address-hour", 5, 3600, True),)
+REGISTRATIONS_PLATFORM = (("register-platform", 1000, 3600, False),)
+REGISTRATIONS_BEYOND_FIRST = (("register-beyond-first", 500, 3600, False),
+                              *REGISTRATIONS_PLATFORM)
+REGISTRATIONS_PER_NAME = 200
 TOKEN_REQUESTS_PER_MINUTE = 120
 SIGN_INS_PER_MINUTE = 10
 TOKEN_REQUESTS = (("token-address", TOKEN_REQUESTS_PER_MINUTE, 60, True),)
@@ -169,18 +179,33 @@ def protected_resource_metadata():
 
 @blueprint.post("/oauth/register")
 def register():
-    """RFC 7591 dynamic client registration (open; limited per address and in total)."""
+    """RFC 7591 dynamic client registration (open; limited per address, per client name
+    and in total)."""
     if (refused := _throttled(REGISTRATIONS)) is not None:
         return refused
     try:
         metadata = orjson.loads(request.get_data())
     except orjson.JSONDecodeError:
         return _oauth_error("invalid_client_metadata", "The body must be JSON.")
+    if (refused := _registration_share(metadata)) is not None:
+        return refused
     try:
         client, secret = oauth.register_client(session(), metadata, now=now())
     except oauth.RegistrationError as error:
         return _oauth_error(error.error, error.description)
     return _json(oauth.registration_response(client, secret), 201)
+
+
+def _registration_share(metadata) -> Response | None:
+    """The 429 of a registration over its client name's hour or over its address's share
+    of the platform's hour (`REGISTRATIONS_FIRST`), or None."""
+    name = metadata.get("client_name") if isinstance(metadata, dict) else None
+    named = " ".join(name.split()).casefold() if isinstance(name, str) else ""
+    per_name = (f"register-name:{oauth.digest(named)}", REGISTRATIONS_PER_NAME, 3600, False)
+    if (refused := _throttled((per_name,))) is not None:
+        return refused
+    first = _wait(REGISTRATIONS_FIRST) is None
+    return _throttled(REGISTRATIONS_PLATFORM if first else REGISTRATIONS_BEYOND_FIRST)
 
 
 @blueprint.post("/oauth/token")

@@ -1,7 +1,9 @@
 """The OAuth limits at their edges, with the specification's numbers: 30 registrations per
 address per 10 minutes, 1,000 for the whole platform per hour, 120 token requests per address
 per minute, 10 minutes for an authorization request to wait for sign-in and consent; and the
-service's own: 60 authorization requests per address per minute."""
+service's own: 60 authorization requests per address per minute, an IPv6 /64 as one address,
+registrations beyond an address's first five of the hour sharing 500, 200 registrations per
+client name an hour, and sign-ins per account with a backoff."""
 
 from __future__ import annotations
 
@@ -46,8 +48,8 @@ def _from(app, address: str):
         yield client
 
 
-def _register(client):
-    return client.post("/oauth/register", json={"client_name": "Limits",
+def _register(client, name: str = "Limits"):
+    return client.post("/oauth/register", json={"client_name": name,
                                                 "redirect_uris": [flow.REDIRECT]})
 
 
@@ -95,10 +97,11 @@ def test_registrations_from_an_address_are_admitted_again_when_the_10_minutes_en
 
 def test_the_1001st_registration_of_the_platform_in_an_hour_is_refused(app, db, clock):
     before = _clients(db)
-    for number in range(40):
+    # Five from each address, of five apps each: none over a share of its own.
+    for number in range(200):
         with _from(app, f"10.0.{number}.1") as client:
-            for _ in range(25):
-                assert _register(client).status_code == 201
+            for _ in range(5):
+                assert _register(client, f"Limits {number % 8}").status_code == 201
     with _from(app, "10.1.0.1") as newcomer:
         _assert_refused(_register(newcomer), 3055)
         # The whole hour: a new 10-minute window of the address does not help.
@@ -107,6 +110,43 @@ def test_the_1001st_registration_of_the_platform_in_an_hour_is_refused(app, db, 
         clock.now = HOUR + 3600
         assert _register(newcomer).status_code == 201
     assert _clients(db) == before + 1001
+
+
+def test_a_few_dozen_addresses_cannot_use_up_the_platforms_registrations(app, db, clock):
+    before = _clients(db)
+    for number in range(40):
+        with _from(app, f"10.2.{number}.1") as client:
+            answers = [_register(client, f"Flood {number} {attempt}") for attempt in range(30)]
+        # The first five of the hour, then the rest from what all such share.
+        assert [answer.status_code for answer in answers[:5]] == [201] * 5
+    assert _clients(db) == before + 40 * 5 + 500
+    with _from(app, "10.3.0.1") as newcomer:
+        assert _register(newcomer, "A Real App").status_code == 201
+        for _ in range(4):
+            assert _register(newcomer, "A Real App").status_code == 201
+        # Its sixth is beyond its first five: the flood used up what those share.
+        _assert_refused(_register(newcomer, "A Real App"), 3055)
+
+
+def test_an_ipv6_64_counts_as_one_address_for_registrations(app, db, clock):
+    for number in range(30):
+        with _from(app, f"2001:db8:1:2::{number + 1:x}") as client:
+            assert _register(client, f"Six {number}").status_code == 201
+    with _from(app, "2001:db8:1:2:ffff:ffff:ffff:ffff") as client:
+        _assert_refused(_register(client, "Six more"), 55)
+    with _from(app, "2001:db8:1:3::1") as neighbour:
+        assert _register(neighbour, "Six more").status_code == 201
+
+
+def test_one_client_name_registers_at_most_200_times_an_hour(app, db, clock):
+    for number in range(20):
+        with _from(app, f"10.4.{number}.1") as client:
+            for _ in range(10):
+                assert _register(client, "Same App").status_code == 201
+    with _from(app, "10.5.0.1") as client:
+        # Names are compared as people read them: case and spacing aside.
+        _assert_refused(_register(client, "  same   APP "), 3055)
+        assert _register(client, "Other App").status_code == 201
 
 
 # --- token requests -----------------------------------------------------------------------
