@@ -18,9 +18,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
 from authlib.oauth2.rfc6749 import InsecureTransportError, OAuth2Error
-from flask import Blueprint, Response, abort, redirect, render_template, request
+from flask import Blueprint, Response, redirect, render_template, request
 from flask import session as cookie
-from werkzeug.exceptions import Forbidden
 from werkzeug.urls import iri_to_uri
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
 
@@ -80,14 +79,6 @@ def _insecure(error: InsecureTransportError):
     (AGENDA_SITE_URL): OAuth needs https there."""
     return _oauth_error(error.error, "This server must be reached over https "
                         "(AGENDA_SITE_URL).")
-
-
-@blueprint.errorhandler(Forbidden)
-def _forbidden(_error: Forbidden):
-    """A form without this browser's CSRF token (`check_csrf`): a page, as the form was."""
-    return _error_page(_locale({"ui_locales": request.values.get("lang", "")}), "forbidden",
-                       "This form was not sent from this site's page, or the page is out of "
-                       "date: reload it and try again.", status=403)
 
 
 # Endpoints answered in JSON (RFC 6749 errors) and pages a person sees.
@@ -519,11 +510,23 @@ def csrf_token() -> str:
     return cookie["csrf"]
 
 
+class FormRefused(Exception):
+    """A form without the CSRF token of this browser's session (`check_csrf`)."""
+
+
 def check_csrf() -> None:
     """A form must carry the token of this browser's session (and come from this site)."""
     sent = request.form.get("csrf", "")
     if not sent or "csrf" not in cookie or not hmac.compare_digest(sent, cookie["csrf"]):
-        abort(403)
+        raise FormRefused()
+
+
+@blueprint.app_errorhandler(FormRefused)
+def _form_refused(_error: FormRefused) -> Response:
+    """A page (403) on every surface whose forms `check_csrf` guards: they are HTML."""
+    return _error_page(_locale({"ui_locales": request.values.get("lang", "")}), "forbidden",
+                       "This form was not sent from this site's page, or the page is out "
+                       "of date: reload it and try again.", status=403)
 
 
 def signed_in() -> Person | None:

@@ -179,3 +179,13 @@ def test_a_newly_registered_client_never_gets_a_redirect_without_a_page_of_this_
     # Only to this site's consent page.
     assert response.status_code == 302
     assert response.headers["Location"].startswith("/oauth/consent?")
+
+
+def test_a_portal_form_without_its_csrf_token_gets_an_html_page(client, db, person):
+    organisation = OrganisationFactory(name="Formed")
+    members.set_role(db, person=person, organisation_key=organisation.id, role="owner")
+    flow.sign_in(client, person.email)
+    response = client.post(f"/portal/{organisation.id}/api/tokens", data={
+        "csrf": "forged", "name": "Website", "scopes": "read"}, follow_redirects=False)
+    _is_page(response, 403)
+    assert "forbidden" in response.text
