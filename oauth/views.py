@@ -1,10 +1,14 @@
 """The OAuth endpoints and the pages a person needs: sign-in, consent, connected apps.
 
 Errors of the OAuth endpoints are RFC 6749 JSON (`{"error", "error_description"}`),
-never the REST envelope and never a 500. The authorization endpoint sends the
-person back to the client only once the client and its redirect URI are known
-to be good (an unknown client or redirect gets an error page, not a redirect:
-no open redirect), and every redirect back carries `iss` (RFC 9207).
+never the REST envelope and never a 500; the pages answer with pages. The
+authorization endpoint sends the person back to the client only once the client
+and its redirect URI are known to be good and the person saw a page of this site
+(the consent page, or an error page for a client they never approved): it is no
+open redirector. Every redirect back carries `iss` (RFC 9207).
+
+A signed-in browser holds a session's secret in its cookie; the session is a row
+(models/members.py), so signing out ends it for every copy of the cookie.
 
 An authorization request is kept, signed and timed, in a `request` ticket
 while the person signs in and consents; after 10 minutes it is void.
