@@ -24,8 +24,8 @@ import orjson
 from authlib.oauth2.rfc6749 import InsecureTransportError, OAuth2Error
 from flask import Blueprint, Response, redirect, render_template, request
 from flask import session as cookie
-from werkzeug.urls import iri_to_uri
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+from werkzeug.urls import iri_to_uri
 
 from edge.context import holds_nul, service, session, settings
 from models import deliveries, members, oauth
