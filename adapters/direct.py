@@ -16,6 +16,18 @@ def rows(connection, statement, params: dict) -> list:
     return result.all() if result.returns_rows else []
 
 
+# What ends a statement at its deadline (models/db.py): PostgreSQL's statement and lock
+# timeouts (SQLSTATE), SQLite's busy timeout and interrupt. Not a dropped connection: the
+# statement is not run again, which would double the wait.
+TIMED_OUT = frozenset({"57014", "55P03", "SQLITE_BUSY", "SQLITE_INTERRUPT"})
+
+
+def timed_out(error: Exception) -> bool:
+    """Whether a DBAPI error ended a statement at its deadline (see `TIMED_OUT`)."""
+    return bool({getattr(error, "sqlstate", None),
+                 getattr(error, "sqlite_errorname", None)} & TIMED_OUT)
+
+
 class DirectStatements:
     """Runs a few hot, prebuilt statements on a pooled DBAPI connection in autocommit, each
     its own transaction, without the ORM's or the Connection's machinery (~50 µs a statement
@@ -57,7 +69,8 @@ class DirectStatements:
                              for process, value in zip(processors, row)] for row in rows]
                 return [row_type._make(row) for row in rows]
             except dialect.loaded_dbapi.Error as error:
-                dropped = isinstance(error, dialect.loaded_dbapi.OperationalError)
+                dropped = (isinstance(error, dialect.loaded_dbapi.OperationalError)
+                           and not timed_out(error))
                 if dropped:
                     pooled.invalidate()
                 if not dropped or attempt == 2:

@@ -12,22 +12,23 @@ import logging
 import connexion
 import orjson
 from connexion.middleware.main import ConnexionMiddleware
-from flask import Response
-from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
 from adapters.direct import DirectStatements
 from adapters.watch import Watch, forget_on_commit
+from agenda.health import HealthCheck
 from agenda.settings import Settings, load
 from edge import cache, context, openapi
 from edge.admission import bearer_handler
+from edge.cors import Cors
 from edge.door_lane import DoorLane
 from edge.limits import Usage
 from edge.middleware import RequestMiddleware
 from edge.problems import ErrorHandlers
 from edge.routes import RouteTable
-from handlers import organiser
+from handlers import (artists, badges, cities, events, festivals, genres, organisations,
+                      organiser, radar, venues)
 from mcp_server.endpoint import McpEndpoint
 from models.db import make_engine, make_sessionmaker
 from models.stamp import CATALOGUE_TABLES
@@ -37,9 +38,20 @@ from oauth.prefetch import Prefetch
 from pages import views as pages_views
 from portal import views as portal_views
 
-log = logging.getLogger("agenda")
 # Threads Connexion's FlaskApp runs handlers on (a2wsgi's WSGIMiddleware default).
 FLASK_HANDLER_THREADS = 10
+# The handlers of the public answers that need a token: a miss of the response cache is
+# built by calling them before the framework (edge/cache.py).
+CATALOGUE = (
+    events.list_events, events.get_event, festivals.get_token_prices,
+    festivals.list_token_reports, venues.list_venues, venues.get_venue, artists.list_artists,
+    artists.get_artist, organisations.list_organisations, organisations.get_organisation,
+    genres.list_genres, radar.list_releases, badges.list_badges, badges.list_user_badges,
+    cities.list_cities,
+)
+# Threads building public answers the response cache misses (edge/cache.py): enough to keep
+# the database busy, few enough not to contend with the event loop for the GIL.
+CATALOGUE_THREADS = 4
 # Threads scanning tickets in the door's lane (edge/door_lane.py): 8 doors on 2 workers keep
 # 4 busy each; more scans at once wait for one (a scan holds it ~1 ms on local PostgreSQL).
 DOOR_THREADS = 4
@@ -68,6 +80,7 @@ class Service:
     cache: object = None
     admissions: concurrent.futures.ThreadPoolExecutor | None = None
     door_threads: concurrent.futures.ThreadPoolExecutor | None = None
+    catalogue_threads: concurrent.futures.ThreadPoolExecutor | None = None
     # What this process knows of tokens and the catalogue stamp without reading the database
     # (adapters/watch.py): on PostgreSQL, unless `listen` is off.
     watch: Watch | None = None
@@ -78,6 +91,7 @@ class Service:
         self.direct_engine.dispose()
         self.admissions.shutdown(wait=False)
         self.door_threads.shutdown(wait=False)
+        self.catalogue_threads.shutdown(wait=False)
         if self.watch is not None:
             self.watch.close()
 
@@ -92,14 +106,19 @@ class Service:
 
 def build_service(settings: Settings) -> Service:
     """Connect to the database and counters and load the document (once per process)."""
-    # One connection per thread that may hold one: Flask's handlers (a2wsgi) and the door's
-    # lane; and apart, for the direct statements of the admission threads and the door's lane,
-    # without pre-ping (`DirectStatements` replaces a dropped one) and with generic plans (key
-    # lookups: planned once, not at every scan; a door's scan costs PostgreSQL half the CPU).
-    engine = make_engine(settings.database_url, pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS)
+    # One connection per thread that may hold one: Flask's handlers (a2wsgi), the response
+    # cache's and the door's lanes; and apart, for the direct statements of the admission
+    # threads and the door's lane, without pre-ping (`DirectStatements` replaces a dropped
+    # one) and with generic plans (key lookups: planned once, not at every scan; a door's
+    # scan costs PostgreSQL half the CPU). Both bound each statement of a request, and each
+    # wait for the database, by the deadline.
+    engine = make_engine(settings.database_url,
+                         pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS + CATALOGUE_THREADS,
+                         statement_timeout_ms=settings.statement_timeout_ms)
     direct_engine = make_engine(settings.database_url,
                                 pool_size=settings.admission_threads + DOOR_THREADS,
-                                pre_ping=False, custom_plans=False)
+                                pre_ping=False, custom_plans=False,
+                                statement_timeout_ms=settings.statement_timeout_ms)
     document = openapi.load_document(settings.base_url)
     sessions = make_sessionmaker(engine)
     watch = None
@@ -117,6 +136,8 @@ def build_service(settings: Settings) -> Service:
                                                          thread_name_prefix="admit"),
         door_threads=concurrent.futures.ThreadPoolExecutor(DOOR_THREADS,
                                                            thread_name_prefix="door"),
+        catalogue_threads=concurrent.futures.ThreadPoolExecutor(CATALOGUE_THREADS,
+                                                                thread_name_prefix="catalogue"),
     )
 
 
@@ -130,10 +151,11 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     def outermost(app):
         return RequestMiddleware(app, service)
 
+    def health(app):
+        return HealthCheck(app, service)
+
     def cached(app):
-        if not settings.response_cache:
-            return app
-        service.cache = cache.ResponseCache(app, service)
+        service.cache = cache.ResponseCache(app, service, handlers=CATALOGUE)
         return service.cache
 
     def doors(app):
@@ -162,7 +184,8 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
 
     app = connexion.FlaskApp(
         __name__,
-        middlewares=[outermost, cached, doors, mcp.route, documents_first,
+        # CORS first: its headers go on every answer of its endpoints, whichever layer wrote it.
+        middlewares=[Cors, outermost, health, cached, doors, mcp.route, documents_first,
                      *ConnexionMiddleware.default_middlewares],
         lifespan=lifespan,
     )
@@ -182,7 +205,6 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     flask_app.extensions["agenda"] = service
     flask_app.json.compact = True
     context.install(flask_app)
-    flask_app.add_url_rule("/healthz", "healthz", _healthz)
     _install_site(flask_app, service)
     app.service = service
     app.mcp = mcp
@@ -200,15 +222,3 @@ def _install_site(flask_app, service: Service) -> None:
     flask_app.register_blueprint(pages_views.blueprint)
     flask_app.register_blueprint(portal_views.blueprint)
     service.oauth_server = oauth_server.build_server(flask_app)
-
-
-def _healthz() -> Response:
-    """200 when the database answers, 503 otherwise (for load balancers)."""
-    try:
-        with context.service().engine.connect() as connection:
-            connection.execute(text("SELECT 1"))
-    except Exception as error:  # noqa: BLE001 - any failure means "not healthy"
-        log.warning("health check failed: %s", error.__class__.__name__)
-        return Response(orjson.dumps({"status": "unavailable"}), status=503,
-                        mimetype="application/json", headers={"Retry-After": "5"})
-    return Response(orjson.dumps({"status": "ok"}), mimetype="application/json")

@@ -20,8 +20,8 @@ class Settings:
     # Checked against every response in tests; costs ~1 ms a request, so off in production.
     validate_responses: bool = False
     max_body_bytes: int = 1024 * 1024
-    # Public answers kept per process for repeated requests (edge/cache.py); off serves
-    # every request the full way (to measure it, or to rule the cache out).
+    # Public answers kept per process for repeated requests (edge/cache.py); off keeps none,
+    # building every answer (to measure a miss, or to rule the cache out).
     response_cache: bool = True
     response_cache_bytes: int = 16 * 1024 * 1024
     # Well-formed door scans answered before the framework (edge/door_lane.py); off sends
@@ -40,6 +40,10 @@ class Settings:
     # The server's log lines are written in batches, at most this many seconds late (at once
     # from a warning on, and as the server stops).
     log_flush_seconds: int = 1
+    # How long a request's statement, or its wait for the database (a lock, a connection, a
+    # thread that admits it), may take before the request is answered 503 with Retry-After.
+    # The command line (imports, migrations, the worker) has no such bound.
+    statement_timeout_ms: int = 5000
     per_minute: int = 120
     per_day: int = 10_000
     provider_name: str = "Event Agenda Service B.V."

@@ -1,4 +1,4 @@
-"""Benchmark GET /events at growing sizes, cached and the full way, against the framework floor.
+"""Benchmark the catalogue at growing sizes, hot URLs and a long tail, against the framework floor.
 
     python bench/run.py [--sizes 10000,100000,1000000] [--duration 10] [--connections 32]
                         [--output bench/results/latest-run.md] [--redis URL] [--no-organiser]
@@ -14,8 +14,13 @@ demo events (`agenda demo-data`) and serves the service with 2 workers, twice:
   every second` repeats the unfiltered page while one event's title changes every
   second (each change makes every kept answer stale); with `--redis URL`, a third
   server counts the limits in that Redis for the unfiltered row;
-- without it (AGENDA_RESPONSE_CACHE=false): the same filters and the deep page, every
-  request the full way (`full path`).
+- a long tail (`long tail`): 5,000 distinct catalogue URLs of every kind
+  (bench/longtail.py: filters and their combinations, radius searches, free text,
+  second pages, detail pages, the other lists), drawn by bench/longtail.lua with Zipf
+  exponent 1.0 and uniformly; with `--redis URL` again with limits and kept answers in
+  that Redis. Its rows give the share of answers the response cache had kept (`hits`);
+- without keeping anything (AGENDA_RESPONSE_CACHE=false): the same filters, the deep
+  page and the long tail, every request built (`built`): the cost of a miss.
 
 Then it serves the floor (bench/floor.py: a bare Connexion route returning a prebuilt
 body of the size of the first page) the same way. Every row gives requests/s, p50 and
@@ -37,6 +42,7 @@ import importlib.util
 import json
 import os
 import platform
+import random
 import re
 import signal
 import subprocess
@@ -83,9 +89,13 @@ function done(summary, latency, requests)
   io.write(string.format("304 responses: %d\\n", total))
 end
 """
-COLUMNS = ("| events | scenario | req/s | p50 ms | p99 ms | CPU µs/req | RSS MB | × floor "
-           "| × floor CPU |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-LEGEND = ("CPU µs/req: utime + stime of the server's processes (uvicorn master and workers, "
+COLUMNS = ("| events | scenario | hits | req/s | p50 ms | p99 ms | CPU µs/req | RSS MB | × floor "
+           "| × floor CPU |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+# The long tail: distinct URLs, of which this many are second pages (a cursor followed).
+LONG_TAIL, SECOND_PAGES = 5000, 250
+LONG_TAIL_LUA = ROOT / "bench" / "longtail.lua"
+LEGEND = ("hits: the share of answers the response cache had kept (long tail rows); "
+          "CPU µs/req: utime + stime of the server's processes (uvicorn master and workers, "
           "not PostgreSQL) during the wrk run, per request answered; RSS MB: the largest "
           "worker's VmRSS after the run; × floor: req/s over the floor's; × floor CPU: the "
           "floor's CPU µs/req over the row's (below 1: dearer per request than the floor).")
@@ -210,10 +220,12 @@ def wrk(url: str, token: str | None, *, duration: int, connections: int,
     socket_errors = re.search(r"Socket errors: (connect \d+, read \d+, write \d+, "
                               r"timeout \d+)", output)
     not_modified = re.search(r"304 responses: (\d+)", output)
+    hits = re.search(r"cache hits: (\d+) of (\d+)", output)
     result = {"rps": rate, "p50": _ms(output, "50%"), "p99": _ms(output, "99%"),
               "requests": requests,
               "socket_errors": socket_errors.group(1) if socket_errors else None,
-              "not_modified": int(not_modified.group(1)) if not_modified else None}
+              "not_modified": int(not_modified.group(1)) if not_modified else None,
+              "hits": int(hits.group(1)) / max(int(hits.group(2)), 1) if hits else None}
     if server:
         result["cpu_us"] = spent * 1e6 / requests if requests else None
         result["rss_mb"] = worker_rss_mb(server.pid)
@@ -257,10 +269,11 @@ def revalidation(url: str, token: str, server: subprocess.Popen, **options) -> d
     return result
 
 
-def service(env: dict, token: str, *, cached: bool, **options) -> tuple[int, dict]:
-    """Serve the service with the response cache on or off and measure it: the size of the
-    first page, and the wrk figures of each row."""
-    label = "cached" if cached else "full path"
+def service(env: dict, token: str, paths: Path, *, cached: bool,
+            **options) -> tuple[int, dict]:
+    """Serve the service keeping answers or not and measure it: the size of the first page,
+    and the wrk figures of each row."""
+    label = "cached" if cached else "built"
     server = serve([str(BIN / "agenda"), "serve", "--port", str(PORT), "--workers", "2"],
                    {**env, "AGENDA_RESPONSE_CACHE": "true" if cached else "false"}, PORT)
     try:
@@ -278,9 +291,47 @@ def service(env: dict, token: str, *, cached: bool, **options) -> tuple[int, dic
             with changing(env["AGENDA_DATABASE_URL"]):
                 results[f"{label}: no filter, catalogue changing every second"] = wrk(
                     base, token, server=server, warm_up=True, **options)
+        results |= long_tail(label, token, paths, server, uniform_only=not cached, **options)
     finally:
         stop(server)
     return len(body), results
+
+
+def long_tail(label: str, token: str, paths: Path, server: subprocess.Popen, *,
+              uniform_only: bool = False, **options) -> dict:
+    """The long tail's rows on a served service: Zipf 1.0 and uniform."""
+    draws = {"uniform": "0"} if uniform_only else {"Zipf 1.0": "1.0", "uniform": "0"}
+    return {f"{label}: long tail ({LONG_TAIL:,} URLs), {name}": wrk(
+        f"http://127.0.0.1:{PORT}", token, script=LONG_TAIL_LUA,
+        script_args=(str(paths), exponent), server=server, warm_up=True, **options)
+        for name, exponent in draws.items()}
+
+
+def long_tail_paths(env: dict, token: str, folder: Path) -> Path:
+    """The long tail's URLs (bench/longtail.py) with second pages (a cursor followed), in a
+    file for bench/longtail.lua; drawn from the database as loaded now."""
+    paths = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "longtail.py"), env["AGENDA_DATABASE_URL"],
+         "--count", str(LONG_TAIL - SECOND_PAGES)],
+        env=env, check=True, capture_output=True, text=True).stdout.split()
+    server = serve([str(BIN / "agenda"), "serve", "--port", str(PORT), "--workers", "1"],
+                   env, PORT)
+    try:
+        firsts = [path for path in paths if path.startswith("/v1/events?")]
+        for path in firsts:
+            if len(paths) == LONG_TAIL:
+                break
+            cursor = json.loads(get(f"http://127.0.0.1:{PORT}{path}", token)[0]
+                                )["meta"]["next_cursor"]
+            if cursor:
+                paths.append(f"{path}&cursor={urllib.parse.quote(cursor, safe='')}")
+    finally:
+        stop(server)
+    # Second pages among the rest, not all at the unpopular end of a Zipf draw.
+    random.Random(1).shuffle(paths)
+    file = folder / "long-tail.txt"
+    file.write_text("\n".join(paths) + "\n")
+    return file
 
 
 # One event's title, changed and changed back: a new catalogue stamp each time.
@@ -313,15 +364,17 @@ def changing(url: str, every: float = 1.0):
         engine.dispose()
 
 
-def shared_limits(env: dict, token: str, redis_url: str, **options) -> dict:
-    """The unfiltered cached row with limits counted in Redis, as several workers or hosts
-    count them in production: a round trip to Redis a request."""
+def shared_limits(env: dict, token: str, redis_url: str, paths: Path, **options) -> dict:
+    """The unfiltered cached row and the long tail with limits counted (and answers shared)
+    in Redis, as several workers or hosts count them in production: a round trip to Redis
+    a request."""
     server = serve([str(BIN / "agenda"), "serve", "--port", str(PORT), "--workers", "2"],
                    {**env, "AGENDA_RATELIMIT_STORAGE": redis_url}, PORT)
     try:
         return {"cached: no filter, limits in Redis": wrk(
             f"http://127.0.0.1:{PORT}/v1/events?limit=25", token, server=server,
-            warm_up=True, **options)}
+            warm_up=True, **options),
+                **long_tail("cached, limits in Redis", token, paths, server, **options)}
     finally:
         stop(server)
 
@@ -371,10 +424,12 @@ def main() -> None:
         agenda(env, "demo-data", "--events", str(size), "--seed", "1")
         print(f"# {size:,} events loaded in {time.time() - started:.0f} s", flush=True)
         maintain(url)
-        body_size, results = service(env, token, cached=True, **measuring)
-        if args.redis:
-            results |= shared_limits(env, token, args.redis, **measuring)
-        results |= service(env, token, cached=False, **measuring)[1]
+        with tempfile.TemporaryDirectory() as folder:
+            paths = long_tail_paths(env, token, Path(folder))
+            body_size, results = service(env, token, paths, cached=True, **measuring)
+            if args.redis:
+                results |= shared_limits(env, token, args.redis, paths, **measuring)
+            results |= service(env, token, paths, cached=False, **measuring)[1]
         rows.append((size, body_size, floor(env, body_size, **measuring), results))
         print("\n" + table(rows), flush=True)
     doors = organiser(args.duration) if args.organiser else ""
@@ -426,7 +481,9 @@ def table(rows) -> str:
     notes = []
     for size, body_size, bottom, results in rows:
         for name, result in {f"floor ({body_size:,} B body)": bottom, **results}.items():
-            lines.append(f"| {size:,} | {name} | {result['rps']:.0f} | {result['p50']:.1f} | "
+            hits = _figure(result.get("hits") and result["hits"] * 100, ".0f")
+            lines.append(f"| {size:,} | {name} | {hits if hits == '–' else hits + ' %'} | "
+                         f"{result['rps']:.0f} | {result['p50']:.1f} | "
                          f"{result['p99']:.1f} | {_figure(result['cpu_us'], '.0f')} | "
                          f"{result['rss_mb']:.0f} | {result['rps'] / bottom['rps']:.2f} | "
                          f"{_figure(_ratio(bottom['cpu_us'], result['cpu_us']), '.2f')} |")

@@ -1,4 +1,4 @@
-"""Admission: token -> caller -> scope -> limits -> usage, one function for every surface.
+"""Admission: token -> caller -> limits -> usage -> scope, one function for every surface.
 
 The full path (Connexion's security handler, registered through `security_map`,
 since Connexion's own bearer handler drops an operation's scopes), the response
@@ -9,16 +9,18 @@ again for the same gate gets it (an error raised again), so nothing is counted t
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Callable
 
 from connexion.security import AbstractSecurityHandler
 
 from edge.limits import Figures
+from edge.problems import DATABASE_RETRY_AFTER
 from edge.routes import Gate
 from edge.state import RequestState
 from models import tokens
-from models.errors import ScopeMissing, Unauthorized
+from models.errors import ScopeMissing, ServiceUnavailable, Unauthorized
 from models.tokens import Caller
 
 
@@ -54,18 +56,32 @@ async def admit(service, state: RequestState, gate: Gate, header: str | None,
         found = (_known(service, header) if authenticate is None
                  and service.usage.counts_on_loop else None)
         if found is None:
-            admission = await service.admitting(_admit, service, gate, header, address,
-                                                authenticate)
+            admission = await _within_deadline(service, service.admitting(
+                _admit, service, gate, header, address, authenticate))
         else:
             caller, stamp = found
-            _check_scope(caller, gate.needed)
             admission = _admission(service, caller, stamp, caller,
                                    await service.usage.hit_async(caller, gate.route))
+        # Counted: every answer to it carries its limit headers from here on, a refusal
+        # for a missing scope too (edge/middleware.py).
+        state.figures = admission.figures
+        _check_scope(admission.caller, gate.needed)
     except Exception as error:
         state.admission = error
         raise
     state.admission = admission
     return admission
+
+
+async def _within_deadline(service, admitting):
+    """`admitting` (work on the admission threads), or a 503 once it waited longer than a
+    statement may take: a frozen database holds the thread, and requests queued behind it
+    would otherwise wait one deadline each."""
+    try:
+        async with asyncio.timeout(service.settings.statement_timeout_ms / 1000):
+            return await admitting
+    except TimeoutError:
+        raise ServiceUnavailable(headers={"Retry-After": str(DATABASE_RETRY_AFTER)}) from None
 
 
 def _admit(service, gate: Gate, header: str | None, address: str,
@@ -82,7 +98,6 @@ def _admit(service, gate: Gate, header: str | None, address: str,
         # Guessing tokens is slow: failed attempts are limited per client address.
         service.usage.refuse_unauthenticated(address)
         raise
-    _check_scope(caller, gate.needed)
     return _admission(service, caller, stamp, who, service.usage.hit(caller, gate.route))
 
 

@@ -23,6 +23,16 @@ to `FOLLOW_SECONDS`) and are served what it kept: a change to the catalogue or t
 turn of the hour costs each popular URL one full path per process, not one per
 request arriving meanwhile.
 
+A miss is built before the framework too, when it can be: the operation's handler
+(given by the wiring, agenda/app.py) is called here, on threads of its own, with the
+arguments Connexion would give it (edge/arguments.py reads them from the document) and
+the request's state, session and settings reached the same way (edge/context.py
+`lane`); its answer, the envelope's public parts, is served and kept exactly as the full
+path's. What the reader does not read (see there), a handler's error (a 404, a rule's
+400) and a public answer of an operation without a handler here go the full way,
+Connexion answering, the admission kept; the database away (or past its deadline) is
+the 503 the full way would answer, answered here rather than waited for twice.
+
 Entries live in each process (an LRU bounded in bytes) and, when the service
 counts requests in Redis (`AGENDA_RATELIMIT_STORAGE=redis://...`), in Redis too,
 so that one worker's answer serves the others and other hosts. Freshness is
@@ -39,23 +49,29 @@ import dataclasses
 import hashlib
 import logging
 import struct
+from collections.abc import Callable, Iterable
 
 import orjson
 import redis
+from connexion.json_schema import resolve_refs
 
-from edge import answers
+from edge import answers, context, problems
+from edge.answers import header_list
 from edge.admission import Admission, admit, authorization, client_address
-from edge.conditional import matches
+from edge.conditional import matches, public_headers
 from edge.limits import OncePerMinute, RedisCounters
+from edge.openapi import compiled
+from edge.routes import Operation
 from edge.state import PublicAnswer, RequestState
+from models import errors
 
 log = logging.getLogger("agenda.cache")
-# A kept answer's headers: those of the full path's 200 that are the answer's, not the
-# request's. A 304 repeats them too (RFC 9110 15.4.5), as the full path's does.
-KEPT = (b"etag", b"cache-control", b"vary")
 SHARED_TTL = 3600
 # The layout of a packed entry (`Entry.pack`), named in its Redis key.
-LAYOUT = 3
+LAYOUT = 4
+# Says whether a public answer was kept or built for this request (as CDNs say it): for
+# operators and the benchmark's hit ratio (bench/run.py).
+HIT, MISS = (b"x-cache", b"hit"), (b"x-cache", b"miss")
 # How long a request waits for another one building the same answer before it builds its own.
 FOLLOW_SECONDS = 2.0
 
@@ -67,7 +83,6 @@ class Entry:
 
     stamp: str
     hour: int
-    headers: tuple[tuple[bytes, bytes], ...]
     answer: PublicAnswer
 
     def fresh(self, admission: Admission) -> bool:
@@ -79,18 +94,16 @@ class Entry:
 
     def pack(self) -> bytes:
         """Bytes for Redis: the lengths of the head and of `meta`, the head, `meta`, `data`."""
-        head = orjson.dumps([self.stamp, self.hour, self.answer.etag,
-                             [[k.decode("latin-1"), v.decode("latin-1")] for k, v in self.headers]])
+        head = orjson.dumps([self.stamp, self.hour, self.answer.etag])
         return b"".join((struct.pack(">II", len(head), len(self.answer.meta)), head,
                          self.answer.meta, self.answer.data))
 
     @classmethod
     def unpack(cls, packed: bytes) -> Entry:
         head_length, meta_length = struct.unpack(">II", packed[:8])
-        stamp, hour, etag, headers = orjson.loads(packed[8:8 + head_length])
+        stamp, hour, etag = orjson.loads(packed[8:8 + head_length])
         meta_end = 8 + head_length + meta_length
         return cls(stamp, hour,
-                   tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in headers),
                    PublicAnswer(packed[meta_end:], packed[8 + head_length:meta_end], etag))
 
 
@@ -153,16 +166,34 @@ class SharedEntries:
             self._warn(error)
 
 
+class _Unavailable(Exception):
+    """The database did not answer a handler before the framework in time."""
+
+
 class ResponseCache:
     """ASGI layer between the request middleware and Connexion (see the module's text)."""
 
-    def __init__(self, app, service):
+    def __init__(self, app, service, *, handlers: Iterable[Callable] = ()):
         self.app = app
         self.service = service
-        self.local = LocalEntries(service.settings.response_cache_bytes)
+        # The handlers that build a miss here (see the module's text), by operation.
+        self.handlers = {service.routes.of(handler): handler for handler in handlers}
+        self._answer_validators = {}
+        if service.settings.validate_responses:
+            resolved = resolve_refs(service.document)
+            for operation in self.handlers:
+                answers_ = resolved["paths"][operation.route.removeprefix("/v1")]["get"]
+                self._answer_validators[operation] = compiled(
+                    answers_["responses"]["200"]["content"]["application/json"]["schema"])
+        self._warn = OncePerMinute(log, "a public answer failed before the framework, it "
+                                        "goes the full way: %r")
+        # Off (`AGENDA_RESPONSE_CACHE=false`): nothing is kept, every answer is built.
+        keeping = service.settings.response_cache
+        self.local = LocalEntries(service.settings.response_cache_bytes if keeping else 0)
         # The Redis of the rate limits (its connections too), when limits are kept there.
         counters = service.usage.store
-        self.shared = SharedEntries(counters) if isinstance(counters, RedisCounters) else None
+        self.shared = (SharedEntries(counters)
+                       if keeping and isinstance(counters, RedisCounters) else None)
         # URL -> done when the full path's request for it, in this process, has answered.
         self._building: dict[str, asyncio.Future] = {}
 
@@ -189,10 +220,10 @@ class ResponseCache:
         if entry is None and url in self._building:
             entry = await self._follow(url, admission)
         if entry is None:
-            await self._full_path(scope, receive, send, url, state,
-                                  lead=url not in self._building)
+            await self._miss(scope, receive, send, url, operation, state,
+                             lead=url not in self._building)
             return
-        await self._answer(send, entry, headers, state.request_id)
+        await self._answer(send, entry, headers, state.request_id, HIT)
 
     @staticmethod
     def _headers_valid(headers: dict, operation) -> bool:
@@ -226,41 +257,94 @@ class ResponseCache:
         return entry if entry is not None and entry.fresh(admission) else None
 
     @staticmethod
-    async def _answer(send, entry: Entry, headers: dict, request_id: str) -> None:
+    async def _answer(send, entry: Entry, headers: dict, request_id: str,
+                      how: tuple[bytes, bytes]) -> None:
+        # A 304 repeats the 200's ETag, Cache-Control and Vary (RFC 9110 15.4.5).
+        kept = [*header_list(public_headers(entry.answer.etag)), how]
         if matches(headers.get(b"if-none-match", b"").decode("latin-1"), entry.answer.etag):
-            await answers.answer(send, 304, headers=list(entry.headers), content_type=None)
+            await answers.answer(send, 304, headers=kept, content_type=None)
             return
         body = answers.envelope(entry.answer.data, request_id, entry.answer.meta)
-        await answers.answer(send, 200, body, list(entry.headers))
+        await answers.answer(send, 200, body, kept)
 
-    async def _full_path(self, scope, receive, send, url: str, state: RequestState, *,
-                         lead: bool) -> None:
-        """Let Connexion answer, and keep the answer when it is public. The `lead` request
-        of a URL is the one others arriving meanwhile wait for (`_follow`)."""
+    async def _miss(self, scope, receive, send, url: str, operation: Operation,
+                    state: RequestState, *, lead: bool) -> None:
+        """Build the answer (here, or Connexion), serve it and keep it when public. The
+        `lead` request of a URL is the one others arriving meanwhile wait for (`_follow`)."""
         if not lead:
-            await self._build(scope, receive, send, url, state)
+            await self._build(scope, receive, send, url, operation, state)
             return
         self._building[url] = asyncio.get_running_loop().create_future()
         try:
-            await self._build(scope, receive, send, url, state)
+            await self._build(scope, receive, send, url, operation, state)
         finally:
             self._building.pop(url).set_result(None)
 
-    async def _build(self, scope, receive, send, url: str, state: RequestState) -> None:
-        """Connexion's answer, passed on and kept (here and shared) when it is public."""
+    async def _build(self, scope, receive, send, url: str, operation: Operation,
+                     state: RequestState) -> None:
+        handler = self.handlers.get(operation)
+        arguments = (operation.arguments.read(scope["path"], scope["query_string"])
+                     if handler is not None else None)
+        if arguments is not None:
+            try:
+                handled = await self._handled(operation, handler, arguments, state)
+            except _Unavailable:
+                # Answered here: the full way would wait for the database all over again.
+                await answers.answer_error(
+                    send, 503, errors.ServiceUnavailable.default_message, state.request_id,
+                    code="service_unavailable",
+                    headers={"Retry-After": str(problems.DATABASE_RETRY_AFTER)})
+                return
+            if handled:
+                await self._answer(send, await self._keep(url, state), dict(scope["headers"]),
+                                   state.request_id, MISS)
+                return
         start = {}
 
         async def keeping(message):
             if message["type"] == "http.response.start":
                 start.update(message)
+                if state.answer is not None:
+                    message = {**message, "headers": [*message.get("headers", []), MISS]}
             await send(message)
 
         await self.app(scope, receive, keeping)
+        if (start.get("status") == 200 and state.answer is not None
+                and state.admitted() is not None):
+            await self._keep(url, state)
+
+    async def _handled(self, operation: Operation, handler: Callable, arguments: dict,
+                       state: RequestState) -> bool:
+        """Whether the handler built the public answer here (on `state`)."""
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                self.service.catalogue_threads, self._run, operation, handler, arguments, state)
+        except Exception as error:  # noqa: BLE001 - the full way answers it (a 404, a 400)
+            state.answer = None
+            if problems.database_unavailable(error):
+                log.error("database unavailable (request %s): %s", state.request_id,
+                          error.__class__.__name__)
+                raise _Unavailable from error
+            if not isinstance(error, errors.DomainError):
+                self._warn(error)
+            return False
+        return state.answer is not None
+
+    def _run(self, operation: Operation, handler: Callable, arguments: dict,
+             state: RequestState) -> None:
+        """The handler, on a catalogue thread, as the full path would call it."""
+        with context.lane(self.service, state):
+            handler(**arguments)
+        validator = self._answer_validators.get(operation)
+        if validator is not None and state.answer is not None:
+            validator.validate(orjson.loads(answers.envelope(state.answer.data, state.request_id,
+                                                             state.answer.meta)))
+
+    async def _keep(self, url: str, state: RequestState) -> Entry:
+        """The request's public answer as an entry, kept here and shared."""
         admission = state.admitted()
-        if start.get("status") != 200 or state.answer is None or admission is None:
-            return
-        kept = tuple((k.lower(), v) for k, v in start.get("headers", []) if k.lower() in KEPT)
-        entry = Entry(admission.stamp, admission.hour, kept, state.answer)
+        entry = Entry(admission.stamp, admission.hour, state.answer)
         self.local.put(url, entry)
         if self.shared is not None:
             await self.shared.put(url, entry)
+        return entry

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 
-import orjson
-
 from edge.state import RequestState
 
 # Public catalogue answers, the same for every token; answers about the caller's own
@@ -15,11 +13,18 @@ PUBLIC_CACHE = "public, max-age=60"
 PRIVATE_CACHE = "private, no-store"
 
 
-def etag(data, meta: dict) -> str:
-    """A weak tag over what the client sees (data and meta), never over the request id."""
-    digest = hashlib.blake2b(orjson.dumps([data, meta], option=orjson.OPT_SORT_KEYS),
-                             digest_size=16).hexdigest()
-    return f'W/"{digest}"'
+def etag(data: bytes, meta: bytes) -> str:
+    """A weak tag over what the client sees (data and meta, serialized), never over the
+    request id."""
+    digest = hashlib.blake2b(len(data).to_bytes(8, "big"), digest_size=16)
+    digest.update(data)
+    digest.update(meta)
+    return f'W/"{digest.hexdigest()}"'
+
+
+def public_headers(tag: str) -> dict[str, str]:
+    """The headers of a public answer, repeated by its 304 (RFC 9110 15.4.5)."""
+    return {"ETag": tag, "Cache-Control": PUBLIC_CACHE, "Vary": "Authorization"}
 
 
 def matches(header: str, tag: str) -> bool:

@@ -4,9 +4,17 @@ The request's unit of work (models/unit_of_work.py) opens its session on first
 use and commits it once after the handler returned a non-error response (or an
 error that called `keep_on_error`); anything else rolls it back. Domain code calls
 `flush()`, never `commit()`.
+
+A handler runs either inside Flask (the full way) or, for a public catalogue answer,
+called by the response cache before the framework (`lane`, edge/cache.py): the same
+function, reaching the same things through this module.
 """
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
 
 from connexion.context import _operation, context
 from flask import current_app, g, request
@@ -21,9 +29,36 @@ SITE_ENDPOINTS = {"healthz"}
 SITE_BLUEPRINTS = {"oauth", "pages", "portal"}
 
 
+@dataclasses.dataclass(slots=True)
+class _Lane:
+    """A request a handler answers before the framework: its service, state and unit."""
+
+    service: object
+    state: RequestState
+    unit: UnitOfWork | None = None
+
+
+_lane: contextvars.ContextVar[_Lane | None] = contextvars.ContextVar("agenda_lane", default=None)
+
+
+@contextlib.contextmanager
+def lane(running_service, request_state: RequestState):
+    """Run a handler outside Flask for the request of `request_state` (already admitted);
+    its unit of work is closed after it, nothing committed (a public answer only reads)."""
+    bound = _Lane(running_service, request_state)
+    token = _lane.set(bound)
+    try:
+        yield
+    finally:
+        _lane.reset(token)
+        if bound.unit is not None:
+            bound.unit.close(commit=False)
+
+
 def service():
     """The running service (settings, database, counters) of this Flask app."""
-    return current_app.extensions["agenda"]
+    bound = _lane.get()
+    return bound.service if bound is not None else current_app.extensions["agenda"]
 
 
 def settings():
@@ -33,6 +68,11 @@ def settings():
 
 def unit() -> UnitOfWork:
     """The request's unit of work (models/unit_of_work.py)."""
+    bound = _lane.get()
+    if bound is not None:
+        if bound.unit is None:
+            bound.unit = UnitOfWork(bound.service.sessions)
+        return bound.unit
     if "unit" not in g:
         g.unit = UnitOfWork(service().sessions)
     return g.unit
@@ -45,6 +85,9 @@ def session():
 
 def caller() -> Caller:
     """The authenticated caller (set by the bearer security handler)."""
+    bound = _lane.get()
+    if bound is not None:
+        return bound.state.admitted().caller
     return context["token_info"]["caller"]
 
 
@@ -56,12 +99,24 @@ def keep_on_error() -> None:
 
 def request_id() -> str:
     """The id of this request (also sent as X-Request-Id)."""
+    bound = _lane.get()
+    if bound is not None:
+        return bound.state.request_id
     return request.headers.get("X-Request-Id", "")
 
 
 def state() -> RequestState:
     """What the layers in front of the handler know of this request (edge/state.py)."""
+    bound = _lane.get()
+    if bound is not None:
+        return bound.state
     return RequestState.of(request.environ.get("asgi.scope", {}))
+
+
+def if_none_match() -> str:
+    """The request's If-None-Match (none before the framework: the response cache compares
+    it with the answer it is given, edge/cache.py)."""
+    return "" if _lane.get() is not None else request.headers.get("If-None-Match", "")
 
 
 def seconds_since_arrival() -> float:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 from collections.abc import Callable
 
@@ -38,9 +37,10 @@ from edge.admission import admit, authorization, client_address
 from edge.conditional import PRIVATE_CACHE
 from edge.limits import OncePerMinute
 from edge.middleware import read_body
-from edge.openapi import body_errors, compiled
+from edge.openapi import body_errors, compiled, parse_json
 from edge.routes import Operation
 from edge.state import RequestState
+from models.errors import BadRequest
 from models.unit_of_work import transaction
 
 log = logging.getLogger("agenda.doors")
@@ -96,8 +96,8 @@ class DoorLane:
         if content_type not in (b"application/json", b"application/json; charset=utf-8"):
             return None
         try:
-            body = json.loads(raw.decode("utf-8"))
-        except ValueError:
+            body = parse_json(raw)
+        except BadRequest:
             return None
         return None if body_errors(self.body_validator, body) else body
 

@@ -34,8 +34,18 @@ from models.tokens import Caller
 log = logging.getLogger("agenda.usage")
 MINUTE_TTL = 120
 DAY_TTL = 26 * 3600  # a calendar day is at most 25 hours; keys outlive it a little
-# Requests without a valid token, per client address and minute, before 429.
+# REST requests without a valid token (a failed authentication; GET /terms and
+# GET /openapi.json, which need none), per client address and minute, before 429.
 UNAUTHENTICATED_PER_MINUTE = 30
+# Public pages (pages/, /docs included) per client address and minute: a person reading the
+# agenda opens a page every few seconds at most, an office behind one address a few at once;
+# a scraper is held below a token's pace.
+PAGES_PER_MINUTE = 60
+
+
+def per_address(name: str, limit: int, address: str) -> list[tuple[str, int, int]]:
+    """The clock minute of `address` under the limit `name`, as `Usage.throttle` counts it."""
+    return [(f"{name}:{address}", limit, 60)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,15 +60,19 @@ class Figures:
     day_reset: int
     now: int
 
-    def headers(self) -> dict[str, str]:
-        """`X-RateLimit-*` for the minute window; `RateLimit(-Policy)` (IETF draft) for both."""
+    def headers(self, window: str = "minute") -> dict[str, str]:
+        """`X-RateLimit-*` for the minute window (the day's when the day refused the
+        request: `window="day"`); `RateLimit(-Policy)` (IETF draft) for both."""
         minute_left = max(0, self.reset - self.now)
         day_left = max(0, self.day_reset - self.now)
         remaining_today = max(0, self.per_day - self.used_today)
+        limit, remaining, reset = (
+            (self.per_day, remaining_today, self.day_reset) if window == "day"
+            else (self.per_minute, self.remaining_this_minute, self.reset))
         return {
-            "X-RateLimit-Limit": str(self.per_minute),
-            "X-RateLimit-Remaining": str(self.remaining_this_minute),
-            "X-RateLimit-Reset": str(self.reset),
+            "X-RateLimit-Limit": str(limit),
+            "X-RateLimit-Remaining": str(remaining),
+            "X-RateLimit-Reset": str(reset),
             "RateLimit-Policy": f'"minute";q={self.per_minute};w=60, '
                                 f'"day";q={self.per_day};w=86400',
             "RateLimit": f'"minute";r={self.remaining_this_minute};t={minute_left}, '
@@ -111,6 +125,16 @@ def address_key(address: str) -> str:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(getattr(ip, "ipv4_mapped", None) or ip)
+
+
+def refusal(message: str, window: str, limit: int, reset: int, moment: float,
+            headers: dict[str, str] | None = None) -> RateLimited:
+    """The 429 of `window` (over `limit`, open again at `reset`): `Retry-After`, and
+    `details` naming the window and when it opens again."""
+    wait = max(1, reset - int(moment))
+    return RateLimited(message, headers={**(headers or {}), "Retry-After": str(wait)},
+                       details={"window": window, "limit": limit, "reset": reset,
+                                "retry_after": wait})
 
 
 class StoreUnavailable(Exception):
@@ -410,12 +434,12 @@ class Usage:
         if in_minute > self.per_minute:
             used = self._safe_get(keys.day)
             figures = self._figures(caller, keys, moment, in_minute, used)
-            raise RateLimited(f"Over {self.per_minute} requests per minute.", headers={
-                **figures.headers(), "Retry-After": str(max(1, figures.reset - int(moment)))})
+            raise refusal(f"Over {self.per_minute} requests per minute.", "minute",
+                          self.per_minute, figures.reset, moment, figures.headers())
         if values[1] > per_day:
             figures = self._figures(caller, keys, moment, in_minute, per_day)
-            raise RateLimited(f"Over the daily quota of {per_day} requests.", headers={
-                **figures.headers(), "Retry-After": str(max(1, keys.midnight - int(moment)))})
+            raise refusal(f"Over the daily quota of {per_day} requests.", "day", per_day,
+                          keys.midnight, moment, figures.headers("day"))
         return self._figures(caller, keys, moment, in_minute, values[1])
 
     def refund_day(self, caller: Caller) -> None:
@@ -439,18 +463,40 @@ class Usage:
                 self._warn(error)
 
     def refuse_unauthenticated(self, address: str) -> None:
-        """Count a request without a valid token from `address`; `RateLimited` past the limit."""
+        """Count a REST request without a valid token from `address`; `RateLimited` past
+        the limit."""
+        self._refuse_unauthenticated(self.throttle(self._unauthenticated(address)))
+
+    async def refuse_unauthenticated_async(self, address: str) -> None:
+        """`refuse_unauthenticated` from the event loop (`throttle_async`)."""
+        self._refuse_unauthenticated(await self.throttle_async(self._unauthenticated(address)))
+
+    @staticmethod
+    def _unauthenticated(address: str) -> list[tuple[str, int, int]]:
+        # Read at each request: the contract tests lift it.
+        return per_address("unauthenticated", UNAUTHENTICATED_PER_MINUTE, address)
+
+    def _refuse_unauthenticated(self, wait: int | None) -> None:
+        if wait is not None:
+            now = int(self.clock())
+            raise refusal("Too many requests without a valid token from this address.",
+                          "address", UNAUTHENTICATED_PER_MINUTE, now + wait, now)
+
+    async def throttle_async(self, windows: list[tuple[str, int, int]]) -> int | None:
+        """`throttle` from the event loop: in memory at once, in Redis with one round trip
+        (`counts_on_loop`), otherwise on a thread."""
+        if self.in_process:
+            return self.throttle(windows)
+        if not self.counts_on_loop:
+            return await asyncio.to_thread(self.throttle, windows)
         moment = self.clock()
-        minute = int(moment // 60)
+        keys, limits, ttls, ends = _throttle_windows(windows, moment)
         try:
-            count = self.store.count([f"agenda:anon:{address}:{minute}"],
-                                     [UNAUTHENTICATED_PER_MINUTE], [MINUTE_TTL])[0]
+            counts = await self.store.count_async(keys, limits, ttls)
         except StoreUnavailable as error:
             self._warn(error)
-            return
-        if count > UNAUTHENTICATED_PER_MINUTE:
-            raise RateLimited("Too many requests without a valid token from this address.",
-                              headers={"Retry-After": str(max(1, (minute + 1) * 60 - int(moment)))})
+            return None
+        return _wait(counts, limits, ends, moment)
 
     def throttle(self, windows: list[tuple[str, int, int]]) -> int | None:
         """Count one request in each `(name, limit, seconds)` window (aligned to the clock);

@@ -1,19 +1,38 @@
 """The outermost ASGI layer: the request's state and id, access log, body cap, Accept
-check, and what every answer carries (X-Request-Id, the limit headers of an admitted
+check, the address limit of the REST operations that need no token, and what every
+answer carries (X-Request-Id, the limit headers of an admitted
 request; a 304's day given back)."""
 
 from __future__ import annotations
 
 import logging
 import uuid
+from urllib.parse import quote
+
+import orjson
 
 from edge import answers
+from edge.admission import client_address
 from edge.conditional import refund_revalidation
 from edge.problems import PayloadTooLarge
 from edge.state import RequestState
+from models.errors import RateLimited
 
 log = logging.getLogger("agenda.access")
 JSON_RANGES = ("*/*", "application/*", "application/json")
+# The paths, beside the API's, whose requests are read with their Authorization header, and
+# among them those that answer errors as RFC 6749 JSON.
+MCP_PATH = "/mcp"
+OAUTH_JSON_PATHS = frozenset({"/oauth/token", "/oauth/revoke", "/oauth/register"})
+
+
+def loggable(text: str) -> str:
+    """`text` with control and other unprintable characters escaped (`\\x0a`), so that a
+    request cannot write a line of its own into the log."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else
+                   char.encode("unicode_escape").decode("ascii") for char in text)
 
 
 def _well_formed(value: str) -> bool:
@@ -23,6 +42,13 @@ def _well_formed(value: str) -> bool:
     except ValueError:
         return False
     return len(value) == 36
+
+
+def _lowered_media_type(content_type: bytes) -> bytes:
+    """A Content-Type with its media type in lower case, as every later layer matches it
+    (media types are case-insensitive; Connexion skipped validating `APPLICATION/JSON`)."""
+    media, semicolon, parameters = content_type.partition(b";")
+    return media.strip().lower() + semicolon + parameters
 
 
 def _accepts_json(accept: str) -> bool:
@@ -47,12 +73,17 @@ class RequestMiddleware:
         self.service = service
         self.max_body_bytes = service.settings.max_body_bytes
         self.api_prefix = api_prefix
+        # The REST paths whose operations need no token (GET /terms, GET /openapi.json):
+        # counted against their address's limit of requests without a valid token.
+        self.tokenless = frozenset(operation.route for operation in service.routes.operations
+                                   if operation.needed is None)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = [(k, v) for k, v in scope["headers"] if k != b"x-request-id"]
+        headers = [(k, _lowered_media_type(v) if k == b"content-type" else v)
+                   for k, v in scope["headers"] if k != b"x-request-id"]
         incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
         state = RequestState(request_id=incoming if _well_formed(incoming)
                              else str(uuid.uuid4()))
@@ -73,8 +104,20 @@ class RequestMiddleware:
             early = self._refuse_early(scope)
             if early is not None:
                 status = early[0]
-                await answers.answer_error(send, *early, state.request_id,
-                                           headers={"X-Request-Id": state.request_id})
+                await self._refuse(send, scope, state, *early)
+                return
+            redirect = self._without_slash(scope)
+            if redirect is not None:
+                status = 307
+                await answers.answer(send, 307, headers=[
+                    (b"location", redirect), (b"x-request-id", state.request_id.encode())])
+                return
+            refused = await self._over_address_limit(scope)
+            if refused is not None:
+                status = 429
+                await answers.answer_error(
+                    send, 429, refused.message, state.request_id, details=refused.details,
+                    headers={**refused.headers, "X-Request-Id": state.request_id})
                 return
             receive = self._capped(receive)
             if b"chunked" in dict(scope["headers"]).get(b"transfer-encoding", b"").lower():
@@ -82,33 +125,77 @@ class RequestMiddleware:
             await self.app(scope, receive, send_with_headers)
         except PayloadTooLarge as error:
             status = 413
-            await answers.answer_error(send, 413, error.message, state.request_id,
-                                       headers={"X-Request-Id": state.request_id})
+            await self._refuse(send, scope, state, 413, error.message)
         finally:
-            log.info("%s %s %s %.1fms request_id=%s", scope["method"], scope["path"], status,
-                     state.seconds() * 1000, state.request_id)
+            log.info("%s %s %s %.1fms request_id=%s", loggable(scope["method"]),
+                     loggable(scope["path"]), status, state.seconds() * 1000, state.request_id)
 
     @staticmethod
     def _common(state: RequestState, message) -> list[tuple[bytes, bytes]]:
-        """The answer's headers with X-Request-Id and, for an admitted request, its limit
-        headers (unless the answer set them itself)."""
+        """The answer's headers with X-Request-Id and, for a token-authenticated request
+        (counted, whatever its answer), its limit headers (unless the answer set them)."""
         extra = [(b"x-request-id", state.request_id.encode())]
-        admission = state.admitted()
-        if admission is not None:
-            extra += answers.header_list(admission.figures.headers())
+        if state.figures is not None:
+            extra += answers.header_list(state.figures.headers())
         given = message.get("headers", [])
         present = {k.lower() for k, _ in given}
         return [*given, *[h for h in extra if h[0] not in present]]
 
     def _refuse_early(self, scope):
-        """(status, message) for requests refused before any routing, else None."""
+        """(status, message[, details]) for requests refused before any routing, else None."""
         request_headers = dict(scope["headers"])
         length = request_headers.get(b"content-length", b"").decode("latin-1")
         if length.isdigit() and int(length) > self.max_body_bytes:
             return 413, f"The request body is over {self.max_body_bytes} bytes."
+        path = scope["path"]
         accept = request_headers.get(b"accept", b"").decode("latin-1")
-        if scope["path"].startswith(self.api_prefix) and accept and not _accepts_json(accept):
+        if path.startswith(self.api_prefix) and accept and not _accepts_json(accept):
             return 406, "This API answers with application/json only."
+        authorized = (path.startswith(self.api_prefix) or path.rstrip("/") == MCP_PATH
+                      or path in OAUTH_JSON_PATHS)
+        if authorized and sum(name == b"authorization" for name, _ in scope["headers"]) > 1:
+            # Every layer would pick one; which one is the client's is anybody's guess.
+            return 400, "The request has more than one Authorization header.", {"params": [
+                {"name": "Authorization", "in": "header", "message": "is given more than once"}]}
+        return None
+
+    @staticmethod
+    async def _refuse(send, scope, state: RequestState, status: int, message: str,
+                      details: dict | None = None) -> None:
+        """An early refusal in the envelope of the surface the request is for: RFC 6749 JSON
+        on the OAuth endpoints that answer JSON, the REST envelope elsewhere."""
+        headers = {"X-Request-Id": state.request_id}
+        if scope["path"] in OAUTH_JSON_PATHS:
+            body = orjson.dumps({"error": "invalid_request", "error_description": message})
+            await answers.answer(send, status, body, [(b"cache-control", b"no-store"),
+                                                      *answers.header_list(headers)])
+            return
+        await answers.answer_error(send, status, message, state.request_id, details=details,
+                                   headers=headers)
+
+    def _without_slash(self, scope) -> bytes | None:
+        """The Location of an API path written with a trailing slash (`/v1/terms/`), on the
+        configured site (never the request's Host header); None for any other path."""
+        path = scope["path"]
+        if not (path.startswith(self.api_prefix) and path.endswith("/")):
+            return None
+        bare = path.rstrip("/")
+        if not self.service.routes.allowed_methods(bare):
+            return None
+        raw = scope.get("raw_path") or quote(path).encode("ascii")
+        location = self.service.settings.site_url.encode() + raw.rstrip(b"/")
+        query = scope.get("query_string", b"")
+        return location + b"?" + query if query else location
+
+    async def _over_address_limit(self, scope) -> RateLimited | None:
+        """The 429 of a request to an operation that needs no token, when its address is
+        over the limit of requests without a valid token (edge/limits.py), else None."""
+        if scope["path"] not in self.tokenless:
+            return None
+        try:
+            await self.service.usage.refuse_unauthenticated_async(client_address(scope))
+        except RateLimited as refused:
+            return refused
         return None
 
     def _capped(self, receive):

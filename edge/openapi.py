@@ -9,7 +9,9 @@ the first bad parameter. This module, and nothing else, works around that:
 * `install` replaces Connexion's 3.0 meta-schema check with that 3.1 check;
 * `VALIDATOR_MAP` hands Connexion parameter, body and response validators that
   use JSON Schema draft 2020-12 (the dialect of OpenAPI 3.1) and report every
-  bad parameter at once as `details.params`.
+  bad parameter at once as `details.params`, with the rules a handler declares
+  (`rules`);
+* `parse_json` reads every JSON request body, here and in the door's lane.
 
 tests/agenda/test_openapi.py fails when a Connexion upgrade breaks any of this.
 """
@@ -18,9 +20,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
+import math
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import connexion.spec
@@ -32,7 +35,9 @@ from connexion.lifecycle import ConnexionRequest
 from connexion.validators import JSONRequestBodyValidator, JSONResponseBodyValidator
 from connexion.validators.parameter import ParameterValidator
 from jsonschema import Draft202012Validator
+from starlette.datastructures import QueryParams
 
+from edge.problems import QUERY_NAMES, UnsupportedMediaType
 from models.errors import BadRequest
 
 DOCUMENT = Path(__file__).resolve().parent.parent / "openapi" / "agenda.yaml"
@@ -172,16 +177,71 @@ class _Compiled:
 compiled = _Compiled()
 
 
-class AllParametersValidator(ParameterValidator):
-    """Validates path, query and header parameters with draft 2020-12; reports all at once.
+# operationId -> the rules of its query parameters beyond the schema (see `rules`).
+_RULES: dict[str, Callable[[dict], list[dict]]] = {}
 
-    Unknown query parameters are bad parameters too (decisions.md).
+
+def rules(check: Callable[[dict], list[dict]]):
+    """Declares, on a handler, the rules of its operation's parameters beyond the schema:
+    `check(query)` gets the parameters the schema accepted (by their names in the document,
+    typed) and gives one `details.params` entry per bad one. When the schema refuses a
+    parameter the rules are asked too, so that one 400 names every bad parameter; otherwise
+    the handler's domain function applies them itself."""
+
+    def declared(handler):
+        _RULES[f"{handler.__module__}.{handler.__name__}"] = check
+        return handler
+
+    return declared
+
+
+# The lexical forms a typed parameter must have (Python's int() and float() would also take
+# full-width digits, underscores, spaces, "NaN" and "Infinity").
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
+_NUMBER = re.compile(r"-?[0-9]{1,18}(?:\.[0-9]{1,18})?(?:[eE][+-]?[0-9]{1,3})?")
+
+
+def _lexical_error(schema: dict, value: str) -> str | None:
+    """Why `value` is not written as its scalar type must be, if it is not."""
+    kind = schema.get("type")
+    if "\x00" in value:
+        return NUL_MESSAGE
+    if kind == "integer" and not _INTEGER.fullmatch(value):
+        return "must be an integer in ASCII digits"
+    if kind == "number" and not (_NUMBER.fullmatch(value) and math.isfinite(float(value))):
+        return "must be a finite number in ASCII digits"
+    return None
+
+
+class AllParametersValidator(ParameterValidator):
+    """Validates path, query and header parameters with draft 2020-12; reports all at once,
+    with the operation's rules (`rules`) when any is bad.
+
+    Unknown query parameters are bad parameters too (decisions.md), and so is a parameter
+    of one value given more than once.
     """
 
-    def validate_request(self, request: ConnexionRequest) -> None:
+    def validate(self, scope) -> None:
+        request = ConnexionRequest(scope, uri_parser=self.uri_parser)
+        raw = QueryParams(scope["query_string"])
+        params = self._schema_errors(request, raw)
+        if params:
+            routing = scope.get("extensions", {}).get("connexion_routing", {})
+            check = _RULES.get(routing.get("operation_id"))
+            if check is not None:
+                # A rule says nothing of a parameter the schema refused (not "lat and lng go
+                # together" for `lat=NaN&lng=4`).
+                refused = {param["name"] for param in params}
+                params += [rule for rule in check({name: value for name, value
+                                                   in request.query_params.items()
+                                                   if name not in refused})
+                           if QUERY_NAMES.get(rule["name"], rule["name"]) not in refused]
+            raise BadRequest(params)
+
+    def _schema_errors(self, request: ConnexionRequest, raw: QueryParams) -> list[dict]:
         params = []
         known = {p["name"] for p in self.parameters.get("query", [])}
-        for name in sorted(set(request.query_params) - known):
+        for name in sorted(set(raw) - known):
             params.append({"name": name, "in": "query", "message": "is not a known parameter"})
         sources = {
             "query": request.query_params,
@@ -196,33 +256,80 @@ class AllParametersValidator(ParameterValidator):
                     if parameter.get("required"):
                         params.append({"name": name, "in": location, "message": "is required"})
                     continue
-                if isinstance(value, str) and "\x00" in value:
-                    params.append({"name": name, "in": location, "message": NUL_MESSAGE})
-                    continue
                 schema = parameter.get("schema", {})
+                given = raw.getlist(name) if location == "query" else [values[name]]
+                if len(given) > 1 and schema.get("type") != "array":
+                    params.append({"name": name, "in": location,
+                                   "message": "is given more than once"})
+                    continue
+                problem = next(filter(None, (_lexical_error(schema, text) for text in given
+                                             if isinstance(text, str))), None)
+                if problem is not None:
+                    params.append({"name": name, "in": location, "message": problem})
+                    continue
                 for error in compiled(schema).iter_errors(value):
                     params.append({"name": name, "in": location,
                                    "message": _short(error.message)})
-        if params:
-            raise BadRequest(params)
+        return params
+
+
+# No body of the document nests deeper than 4; a deeper one is refused before any schema
+# (validating and describing a 1,000-deep value would exhaust Python's recursion limit).
+MAX_DEPTH = 32
+
+
+def parse_json(raw: bytes, encoding: str = "utf-8"):
+    """A request body's JSON, strictly RFC 8259 (no NaN, no lone surrogate, no number beyond
+    a double) and at most `MAX_DEPTH` deep; else a 400 naming the body."""
+    try:
+        text = raw.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        raise _bad_body(f"is not valid {encoding} text") from None
+    try:
+        body = orjson.loads(text)
+    except orjson.JSONDecodeError as error:
+        raise _bad_body(f"is not valid JSON: {error.msg} at line {error.lineno} "
+                        f"column {error.colno}") from None
+    if _deeper_than(body, MAX_DEPTH):
+        raise _bad_body(f"nests arrays and objects more than {MAX_DEPTH} levels deep")
+    return body
+
+
+def _bad_body(message: str) -> BadRequest:
+    return BadRequest([{"name": "body", "in": "body", "message": message}])
+
+
+def _deeper_than(value, limit: int) -> bool:
+    """Whether arrays and objects nest in `value` more than `limit` levels (no recursion)."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if not isinstance(item, (dict, list)):
+            continue
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        pending.extend((child, depth + 1) for child in children)
+    return False
 
 
 class BodyValidator(JSONRequestBodyValidator):
-    """JSON bodies: malformed JSON or text is a 400, fields validated with draft 2020-12."""
+    """JSON bodies: a body without Content-Type is a 415, malformed JSON or text a 400,
+    fields validated with draft 2020-12."""
+
+    async def wrap_receive(self, receive, *, scope):
+        # Connexion takes a missing Content-Type for the operation's first media type.
+        if not any(name == b"content-type" for name, _ in scope["headers"]):
+            raise UnsupportedMediaType("The request body must be application/json, "
+                                       "and say so in Content-Type.",
+                                       headers={"Accept": "application/json"})
+        return await super().wrap_receive(receive, scope=scope)
 
     async def _parse(self, stream, scope):
         raw = b"".join([message async for message in stream])
         if not raw.strip():
             return None
-        try:
-            return json.loads(raw.decode(self._encoding))
-        except (UnicodeDecodeError, LookupError):
-            raise BadRequest([{"name": "body", "in": "body",
-                               "message": f"is not valid {self._encoding} text"}]) from None
-        except json.JSONDecodeError as error:
-            raise BadRequest([{"name": "body", "in": "body",
-                               "message": f"is not valid JSON: {error.msg} at "
-                                          f"line {error.lineno} column {error.colno}"}]) from None
+        return parse_json(raw, self._encoding)
 
     def _validate(self, body):
         if body is None:
@@ -237,6 +344,8 @@ class ResponseValidator(JSONResponseBodyValidator):
     """Checks responses against the document with draft 2020-12 (switched on in tests)."""
 
     def _validate(self, body):
+        if self._scope.get("method") == "HEAD":
+            return  # no body (RFC 9110 9.3.2): its headers are the GET's
         errors = list(compiled(self._schema).iter_errors(body))
         if errors:
             error = errors[0]

@@ -159,7 +159,7 @@ class ErrorHandlers:
         if isinstance(exc, MethodNotAllowed):
             headers["Allow"] = ", ".join(self.allowed_methods(request.url.path))
         details = ({"params": rest_params(exc.params)} if isinstance(exc, errors.BadRequest)
-                   else None)
+                   else exc.details if isinstance(exc, errors.RateLimited) else None)
         return self.respond(request, status, exc.message, code=code, details=details,
                             headers=headers)
 
@@ -201,13 +201,18 @@ class ErrorHandlers:
             # PostgreSQL stores no NUL character in text; no field of this service takes one.
             return self.respond(request, 400, "The request contains a NUL character (%00), "
                                               "which no field accepts.")
-        if isinstance(exc, (OperationalError, DBAPIError)) and _is_connection_error(exc):
+        if database_unavailable(exc):
             log.error("database unavailable (request %s): %s", request_id_of(request),
                       exc.__class__.__name__)
             return self.answer(request, errors.ServiceUnavailable(
                 headers={"Retry-After": str(DATABASE_RETRY_AFTER)}))
         log.error("unexpected error (request %s)", request_id_of(request), exc_info=exc)
         return self.answer(request, errors.DomainError())
+
+
+def database_unavailable(exc: Exception) -> bool:
+    """Whether `exc` means the database cannot be reached in time (a 503, not a fault)."""
+    return isinstance(exc, (OperationalError, DBAPIError)) and _is_connection_error(exc)
 
 
 def _is_connection_error(exc: DBAPIError) -> bool:

@@ -10,6 +10,7 @@ import re
 
 from jsonschema import Draft202012Validator
 
+from edge.arguments import Arguments
 from edge.openapi import path_pattern, resolve, scopes_needed
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -24,9 +25,10 @@ class Gate:
     needed: frozenset[str]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Operation:
-    """One operation of the document, as the layers in front of the handlers see it."""
+    """One operation of the document, as the layers in front of the handlers see it (one
+    object per operation: equal only to itself)."""
 
     method: str  # upper case
     route: str  # the path template with the prefix: "/v1/events/{id}"
@@ -37,6 +39,8 @@ class Operation:
     public: bool
     # (lower-case name, validator) of each header parameter, checked as Connexion does.
     headers: tuple[tuple[bytes, Draft202012Validator], ...]
+    # A public answer's handler arguments, read from a request as Connexion reads them.
+    arguments: Arguments | None = None
 
     @functools.cached_property
     def gate(self) -> Gate:
@@ -58,15 +62,18 @@ class RouteTable:
                 definition = item[method]
                 parameters = [resolve(document, p) for p in
                               [*item.get("parameters", []), *definition.get("parameters", [])]]
+                public = method == "get" and "304" in definition.get("responses", {})
                 operation = Operation(
                     method=method.upper(), route=prefix + template,
                     handler=f"{definition['x-openapi-router-controller']}."
                             f"{definition['operationId']}",
                     needed=scopes_needed(document, definition),
-                    public=method == "get" and "304" in definition.get("responses", {}),
+                    public=public,
                     headers=tuple((p["name"].lower().encode("latin-1"),
                                    Draft202012Validator(p.get("schema", {})))
-                                  for p in parameters if p.get("in") == "header"))
+                                  for p in parameters if p.get("in") == "header"),
+                    arguments=Arguments(document, prefix + template, parameters) if public
+                    else None)
                 by_method[operation.method] = operation
                 self.operations.append(operation)
             if "{" in template:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from edge.admission import Admission
+    from edge.limits import Figures
     from edge.routes import Gate
 
 # The one key of the ASGI scope this service uses; only this module reads or writes it.
@@ -30,6 +31,9 @@ class RequestState:
     # the request is refused with (raised again by a later layer that asks again).
     gate: Gate | None = None
     admission: Admission | Exception | None = None
+    # Where the token's limits stand once the request was counted, refused or not: the
+    # limit headers every answer to a token-authenticated request carries.
+    figures: Figures | None = None
     # A public answer as the handler built it, for the response cache to keep.
     answer: PublicAnswer | None = None
 

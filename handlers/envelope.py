@@ -9,27 +9,30 @@ Answers about the token's own organisation or token are `private, no-store`.
 from __future__ import annotations
 
 import orjson
-from flask import Response, request
+from flask import Response
 
 from edge import answers, conditional
-from edge.context import request_id, settings, state
+from edge.context import if_none_match, request_id, settings, state
 from edge.state import PublicAnswer
 from openapi.schemas import attribution
+from openapi.schemas.fragments import Serialized
 
 def public(data, *, meta: dict | None = None) -> Response:
-    """A public catalogue answer, conditional on `If-None-Match`."""
-    meta = {**(meta or {}), "attribution": attribution(settings())}
-    tag = conditional.etag(data, meta)
-    headers = {"ETag": tag, "Cache-Control": conditional.PUBLIC_CACHE, "Vary": "Authorization"}
-    if conditional.matches(request.headers.get("If-None-Match", ""), tag):
-        return Response(status=304, headers=headers)
-    answer = PublicAnswer(orjson.dumps(data), orjson.dumps(meta), tag)
+    """A public catalogue answer, conditional on `If-None-Match`; `data` as objects, or as
+    a list already `Serialized` (openapi/schemas/fragments.py)."""
+    # Kept by the response cache: bytes of their own size (`answers.lasting`).
+    meta = answers.lasting(orjson.dumps({**(meta or {}), "attribution": attribution(settings())}))
+    data = data.json if isinstance(data, Serialized) else answers.lasting(orjson.dumps(data))
+    answer = PublicAnswer(data, meta, conditional.etag(data, meta))
     # Kept by the response cache (edge/cache.py) in parts, not as this body's bytes.
     state().answer = answer
+    headers = conditional.public_headers(answer.etag)
+    if conditional.matches(if_none_match(), answer.etag):
+        return Response(status=304, headers=headers)
     return _json(answer.data, answer.meta, headers)
 
 
-def public_page(items: list, *, limit: int, next_cursor: str | None,
+def public_page(items: list | Serialized, *, limit: int, next_cursor: str | None,
                 meta: dict | None = None) -> Response:
     """A public list page."""
     return public(items, meta={**(meta or {}), "count": len(items), "limit": limit,

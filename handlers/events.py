@@ -2,15 +2,26 @@
 
 from edge import paging
 from edge.context import session, settings
+from edge.openapi import rules
+from edge.problems import QUERY_NAMES
 from handlers import envelope
 from models import events
 from models.calendar import today
-from openapi.schemas.events import EventDetailSchema, EventSummarySchema
+from openapi.schemas.events import EVENT_SUMMARIES, EventDetailSchema
 
-summaries = EventSummarySchema(many=True)
 detail = EventDetailSchema()
+# The filters' domain names by the names of the query string (`from` is `date_from`).
+FIELDS = {query: field for field, query in QUERY_NAMES.items()}
 
 
+def _rules(query: dict) -> list[dict]:
+    """GET /events' rules (`EventFilters.problems`) over its filters the schema accepted."""
+    fields = {FIELDS.get(name, name): value for name, value in query.items()
+              if name not in ("limit", "cursor")}
+    return events.EventFilters.of(**fields).problems()
+
+
+@rules(_rules)
 def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, city=None,
                 genre=None, venue_id=None, artist_id=None, organisation_id=None, q=None,
                 has_tickets=None, max_price=None, min_price=None, lat=None, lng=None):
@@ -21,7 +32,7 @@ def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, ci
         has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng)
     page = paging.page(wanted, cursor, secret=settings().secret_key, fetch=lambda after: (
         events.list_events(session(), filters=wanted, today=today(), limit=limit, after=after)))
-    return envelope.public_page(summaries.dump(page.items), limit=limit,
+    return envelope.public_page(EVENT_SUMMARIES.dump(page.items), limit=limit,
                                 next_cursor=page.next_cursor)
 
 

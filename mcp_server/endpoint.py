@@ -42,7 +42,7 @@ class McpEndpoint:
     def __init__(self, service):
         self.service = service
         self.server: MCPServer = tools.build_server(service.settings.provider_name,
-                                                    service.settings.site_url,
+                                                    service.settings.site_url, service.document,
                                                     middleware=[_visible_tools])
         self.transport = None
 
@@ -99,7 +99,10 @@ class McpEndpoint:
             return
         who = {**scope.get("state", {}), "mcp_identity": admission.who,
                "agenda_service": self.service}
-        await self.transport({**scope, "state": who}, replay, send)
+        # Pages of any origin may call with a token (edge/cors.py): the SDK keeps checking
+        # the Host (DNS rebinding), but not the Origin, which would refuse them all.
+        headers = [(k, v) for k, v in scope["headers"] if k != b"origin"]
+        await self.transport({**scope, "state": who, "headers": headers}, replay, send)
 
     def _authenticate(self, token: str, *, called: str | None):
         """MCP's callers: live API tokens and OAuth access tokens for {site_url}/mcp, who

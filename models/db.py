@@ -22,6 +22,10 @@ NAMING = {
 
 # A pooled connection idle this long is checked before use (`_ping_when_idle`).
 PING_AFTER_IDLE = 5.0
+# SQLite: how long a statement without a deadline waits for another writer's lock.
+SQLITE_BUSY_SECONDS = 15
+# SQLite: virtual machine steps between two looks at a statement's deadline (~1 ms).
+SQLITE_PROGRESS_STEPS = 10_000
 # Unix seconds, as every timestamp of the API.
 Timestamp = BigInteger
 
@@ -51,13 +55,20 @@ def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
 
 
 def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
-                custom_plans: bool = True, ping_after: float = PING_AFTER_IDLE) -> Engine:
-    """An engine for `url`: SQLite with foreign keys and WAL, PostgreSQL with a sized pool."""
+                custom_plans: bool = True, ping_after: float = PING_AFTER_IDLE,
+                statement_timeout_ms: int | None = None) -> Engine:
+    """An engine for `url`: SQLite with foreign keys and WAL, PostgreSQL with a sized pool.
+
+    `statement_timeout_ms` bounds each statement and every wait for the database (a lock,
+    a connection): what a request's work may take (agenda/app.py). None, for the command
+    line: an import or a migration runs as long as it needs (SQLite waits 15 s for a lock).
+    """
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 15})
+        busy = statement_timeout_ms / 1000 if statement_timeout_ms else SQLITE_BUSY_SECONDS
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy})
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record):
+        def _sqlite_pragmas(dbapi_connection, record):
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA foreign_keys=ON")
             if ":memory:" not in url:
@@ -65,19 +76,59 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
             dbapi_connection.create_function("haversine_km", 4, haversine_km, deterministic=True)
+            if statement_timeout_ms:
+                _interrupt_after_deadline(dbapi_connection, record.info)
 
+        if statement_timeout_ms:
+            _deadline_per_statement(engine, statement_timeout_ms / 1000)
         return engine
     # `pool_size`: one connection per thread that holds one (agenda/app.py), a few spare.
     # Custom plans (by default): psycopg prepares a statement run 5 times, and PostgreSQL's
     # generic plan for a filtered list (no values for the dates, the radius, the price) is a
     # parallel scan of the whole table: at 1M events, 10 requests/s instead of hundreds.
     # Key lookups (a token, a ticket) plan once: `custom_plans=False`.
-    options = {"options": "-c plan_cache_mode=force_custom_plan"} if custom_plans else {}
+    settings = ["plan_cache_mode=force_custom_plan"] if custom_plans else []
+    connect_args: dict = {}
+    bounds: dict = {}
+    if statement_timeout_ms:
+        # The server ends a statement (and a wait for a lock) past the deadline; the client
+        # bounds its own waits: for a new connection (whole seconds, at least 2), for one of
+        # the pool, and for data sent but not acknowledged (a host gone from the network).
+        settings += [f"statement_timeout={statement_timeout_ms}",
+                     f"lock_timeout={statement_timeout_ms}"]
+        connect_args = {"connect_timeout": max(2, math.ceil(statement_timeout_ms / 1000)),
+                        "tcp_user_timeout": statement_timeout_ms}
+        bounds = {"pool_timeout": statement_timeout_ms / 1000}
+    if settings:
+        connect_args["options"] = " ".join(f"-c {setting}" for setting in settings)
     engine = create_engine(url, pool_size=pool_size, max_overflow=5, pool_recycle=1800,
-                           connect_args=options)
+                           connect_args=connect_args, **bounds)
     if pre_ping:
         _ping_when_idle(engine, ping_after)
     return engine
+
+
+def _interrupt_after_deadline(dbapi_connection, info: dict) -> None:
+    """SQLite: interrupt a statement still running past the deadline its connection's
+    `info` holds (`_deadline_per_statement`); it fails with "interrupted"."""
+
+    def past_deadline() -> bool:
+        deadline = info.get("deadline")
+        return deadline is not None and time.monotonic() > deadline
+
+    dbapi_connection.set_progress_handler(past_deadline, SQLITE_PROGRESS_STEPS)
+
+
+def _deadline_per_statement(engine: Engine, seconds: float) -> None:
+    """SQLite: each statement's deadline, from its start, on its connection's `info`."""
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _start(connection, _cursor, _statement, _parameters, _context, _executemany):
+        connection.info["deadline"] = time.monotonic() + seconds
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def _end(connection, _cursor, _statement, _parameters, _context, _executemany):
+        connection.info.pop("deadline", None)
 
 
 def _ping_when_idle(engine: Engine, seconds: float) -> None:

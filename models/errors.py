@@ -71,9 +71,15 @@ class Conflict(DomainError):
 
 
 class RateLimited(DomainError):
-    """Over the per-minute limit or the daily quota."""
+    """Over a limit: `details` names the window that refused (`window`, its `limit`) and when
+    it opens again (`reset`, Unix seconds; `retry_after`, seconds)."""
 
     default_message = "Too many requests."
+
+    def __init__(self, message: str | None = None, *, headers: dict | None = None,
+                 details: dict | None = None):
+        super().__init__(message, headers=headers)
+        self.details = details or {}
 
 
 class NotImplementedYet(DomainError):

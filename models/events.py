@@ -20,7 +20,8 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from models.db import Base, Timestamp
 from models.errors import BadRequest, NotFound
-from models.paging import Filters, Page, keyset_chain, keyset_statement, position_params
+from models.paging import (Filters, Page, keyset_rows, keyset_statement, keyset_union,
+                           position_params)
 from models.organisations import Organisation
 from models.text import fold, like_pattern
 from models.venues import Venue
@@ -28,6 +29,9 @@ from models.venues import Venue
 STATUSES = ("draft", "pending", "approved", "rejected")
 # Longest event (end_date - date) the agenda accepts; bounds the scan of GET /events.
 MAX_SPAN_DAYS = 31
+# The first day a list can start or end on: long before any night out of the agenda, and
+# late enough that the date arithmetic of a list (`from` minus MAX_SPAN_DAYS) cannot overflow.
+FIRST_DAY = dt.date(1900, 1, 1)
 
 
 class Event(Base):
@@ -177,18 +181,31 @@ class EventFilters(Filters):
 
     def check(self) -> None:
         """Refuse combinations no query can answer, naming every bad field."""
+        params = self.problems()
+        if params:
+            raise BadRequest(params)
+
+    def problems(self) -> list[dict]:
+        """Every combination no query can answer, and every day before the agenda's first:
+        one entry per bad field."""
         params = []
         if (self.lat is None) != (self.lng is None):
             missing = "lng" if self.lng is None else "lat"
             params.append({"name": missing, "in": "query",
                            "message": "lat and lng go together"})
+        if self.radius_km is not None and self.lat is None and self.lng is None:
+            params.append({"name": "radius_km", "in": "query", "message": "needs lat and lng"})
+        for name in ("date_from", "date_to"):
+            day = getattr(self, name)
+            if day is not None and day < FIRST_DAY:
+                params.append({"name": name, "in": "query",
+                               "message": f"must not be before {FIRST_DAY}"})
         if self.date_from and self.date_to and self.date_to < self.date_from:
             params.append({"name": "date_to", "in": "query", "message": "is before date_from"})
         if (self.min_price is not None and self.max_price is not None
                 and self.min_price > self.max_price):
             params.append({"name": "min_price", "in": "query", "message": "is above max_price"})
-        if params:
-            raise BadRequest(params)
+        return params
 
 
 def _date(value: dt.date | str | None) -> dt.date | None:
@@ -251,7 +268,7 @@ class EventSummary:
     updated_at: int
     venue: VenueRef
     organisation: OrganisationRef
-    genre_names: list[str]
+    genre_names: tuple[str, ...]
 
 
 # Lists read plain rows through the tables: no mapped objects on their path.
@@ -280,13 +297,14 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     """Approved events matching `filters`, soonest first (date, start, id), one page of
     `EventSummary`.
 
-    The list is two ranges read one after the other: events that began before `from`
-    and still run (multi-day ones only, found through the small partial index
+    The list is two ranges, one after the other: events that began before `from` and
+    still run (multi-day ones only, found through the small partial index
     `ix_events_running`), then events from `from` on, each an index scan in the list's
-    order. (One range from `from` minus the longest span would read every event of
-    that month before reaching today's: thousands of rows at a million events.) Their
-    statements are built once for each shape of the filters (which are given, not their
-    values) and take the values as parameters.
+    order, limited to the page, in one statement (`keyset_union`: one round trip). (One
+    range from `from` minus the longest span would read every event of that month
+    before reaching today's: thousands of rows at a million events.) The statement is
+    built once for each shape of the filters (which are given, not their values) and
+    takes the values as parameters; the page's genres are a second one.
     """
     filters.check()
     given = frozenset(name for name in _SHAPING if getattr(filters, name) is not None)
@@ -295,9 +313,9 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     params = _params(filters, today)
     if after is not None:
         params |= position_params((dt.date.fromisoformat(after[0]), after[1], after[2]))
-    page = keyset_chain(session, _statements(given, filters.has_tickets, after is not None),
-                        params=params, limit=limit,
-                        key_of=lambda row: (row.date, row.start, row.id))
+    page = keyset_rows(session, _statement(given, filters.has_tickets, after is not None),
+                       params=params, limit=limit,
+                       key_of=lambda row: (row.date, row.start, row.id))
     genres: dict[str, list[str]] = {}
     if page.items:
         for event_id, genre in session.execute(_GENRES, {"ids": [row.id for row in page.items]}):
@@ -338,9 +356,9 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
 
 
 @functools.lru_cache(maxsize=256)
-def _statements(given: frozenset[str], has_tickets: bool | None,
-                after: bool) -> tuple[Select, Select]:
-    """The two statements of a list with these filters (see `list_events`)."""
+def _statement(given: frozenset[str], has_tickets: bool | None, after: bool) -> Select:
+    """The statement of a list with these filters: its two ranges (see `list_events`) in
+    one."""
     running = _narrowed(_summaries(), given, has_tickets).where(
         _event.end_date.is_not(None), _event.date < bindparam("date_from"),
         _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
@@ -364,14 +382,16 @@ def _statements(given: frozenset[str], has_tickets: bool | None,
     if "date_to" in given:
         running = running.where(_event.date <= bindparam("date_to"))
         started = started.where(order[0] <= bindparam("date_to"))
-    return (keyset_statement(running, [_event.date, _event.start, _event.id], after=after),
-            keyset_statement(started, order, after=after))
+    return keyset_union((keyset_statement(running, [_event.date, _event.start, _event.id],
+                                          after=after),
+                         keyset_statement(started, order, after=after)),
+                        ("date", "start", "id"))
 
 
 def _summary(row, genres: list[str]) -> EventSummary:
     return EventSummary(*row[:_VENUE_AT], venue=VenueRef(*row[_VENUE_AT:_ORGANISATION_AT]),
                         organisation=OrganisationRef(*row[_ORGANISATION_AT:]),
-                        genre_names=genres)
+                        genre_names=tuple(genres))
 
 
 def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None) -> Select:

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from sqlalchemy import Integer, Select, bindparam, tuple_
+from sqlalchemy import Integer, Select, bindparam, select, tuple_, union_all
 from sqlalchemy.orm import Session
 
 
@@ -59,18 +59,22 @@ def position_params(key: tuple) -> dict:
     return {f"after_{index}": value for index, value in enumerate(key)}
 
 
-def keyset_chain(session: Session, statements: Sequence[Select], *, params: dict, limit: int,
-                 key_of: Callable[[Any], tuple]) -> Page:
-    """One page of the rows of a list made of several `keyset_statement`s whose rows follow
-    each other in the list's order (every row of one sorts before every row of the next),
-    run one after the other with `params` until the page is full. A position among `params`
-    applies to every statement, so one the list has left behind yields nothing."""
-    rows: list = []
-    for statement in statements:
-        wanted = limit + 1 - len(rows)
-        if wanted <= 0:
-            break
-        rows += session.execute(statement, {**params, "count": wanted}).all()
+def keyset_union(statements: Sequence[Select], order: Sequence[str]) -> Select:
+    """One statement of the rows of several `keyset_statement`s whose rows follow each
+    other in the list's order (every row of one sorts before every row of the next), each
+    part limited as the whole: a page in one round trip, however many parts. `order` names
+    the list's columns, as the parts select them."""
+    union = union_all(*(statement.subquery().select() for statement in statements)).subquery()
+    return (select(union).order_by(*(union.c[name] for name in order))
+            .limit(bindparam("count", type_=Integer)))
+
+
+def keyset_rows(session: Session, statement: Select, *, params: dict, limit: int,
+                key_of: Callable[[Any], tuple]) -> Page:
+    """One page of the rows of a `keyset_statement` (or `keyset_union`) run with `params`;
+    a position among them applies to every part, so one the list has left behind yields
+    nothing."""
+    rows = session.execute(statement, {**params, "count": limit + 1}).all()
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(items=rows, next_key=key_of(rows[-1]) if more and rows else None)

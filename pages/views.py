@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, render_template, request
 
+from edge import limits
 from edge.context import holds_nul, service, session, settings
 from edge.conditional import PUBLIC_CACHE
 from models import artists, badges, cities, events, festivals, organisations, records, venues
@@ -35,6 +36,19 @@ UPCOMING_LIMIT = 20
 def _not_found(_error: NotFound) -> Response:
     """Missing, unapproved, private and suspended are the same page."""
     return _page("pages/not_found.html", title=None, status=404)
+
+
+@blueprint.before_request
+def _within_limit() -> Response | None:
+    """Pages are limited per address (edge/limits.py): past it, a page that says to wait."""
+    wait = service().usage.throttle(
+        limits.per_address("pages", limits.PAGES_PER_MINUTE, request.remote_addr or "unknown"))
+    if wait is None:
+        return None
+    response = _page("pages/too_many.html", title=None, status=429,
+                     limit=limits.PAGES_PER_MINUTE, seconds=wait)
+    response.headers.update({"Retry-After": str(wait), "Cache-Control": "no-store"})
+    return response
 
 
 @blueprint.before_request

@@ -43,6 +43,9 @@ TEXT = {
         "not_found_title": "Page not found",
         "not_found": "There is no public page at this address: it does not exist, is not "
                      "(or no longer) public, or has moved.",
+        "too_many_title": "Too many pages at once",
+        "too_many": "This address opened more than {limit} pages in a minute. Please wait "
+                    "{seconds} seconds and try again.",
         "home": "API reference",
         "attribution": "Attribution", "terms": "Terms of use",
         "docs_title": "API reference",
@@ -92,6 +95,9 @@ TEXT = {
         "not_found_title": "Pagina niet gevonden",
         "not_found": "Op dit adres staat geen openbare pagina: ze bestaat niet, is niet "
                      "(of niet meer) openbaar, of is verplaatst.",
+        "too_many_title": "Te veel pagina's tegelijk",
+        "too_many": "Dit adres opende meer dan {limit} pagina's in een minuut. Wacht "
+                    "{seconds} seconden en probeer het dan opnieuw.",
         "home": "API-referentie",
         "attribution": "Bronvermelding", "terms": "Gebruiksvoorwaarden",
         "docs_title": "API-referentie",

@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 from adapters.direct import rows
 from agenda.app import create_app
+from edge.limits import MemoryCounters
 from models import migrate, tokens
 from models.db import make_engine
 from tests import factories
@@ -90,8 +91,10 @@ def _rows(connection, statement, params) -> list:
 
 
 @pytest.fixture
-def client(app, db):
-    """An HTTP client on the ASGI app."""
+def client(app, db, monkeypatch):
+    """An HTTP client on the ASGI app, with counters of its own: pages and requests without
+    a token are limited per address, and every test client is the same address."""
+    monkeypatch.setattr(app.service.usage, "store", MemoryCounters())
     with app.test_client() as test_client:
         yield test_client
 

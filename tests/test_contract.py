@@ -77,14 +77,20 @@ def _make_positive(query: dict) -> None:
     """Keep generated "valid" queries valid where OpenAPI cannot say what valid is.
 
     A cursor is signed by the server (clients never make one up), and some parameters
-    depend on each other (lat with lng, from <= to,
-    min_price <= max_price); tests/handlers/test_events.py checks those 400s.
+    depend on each other (lat with lng, radius_km with both, from <= to,
+    min_price <= max_price) or are bounded by a rule (no day before 1900-01-01);
+    tests/handlers/test_events.py and tests/edge/test_inputs.py check those 400s.
     """
     query.pop("cursor", None)
     _without_nul(query)
     if ("lat" in query) != ("lng" in query):
         query.pop("lat", None)
         query.pop("lng", None)
+    if "radius_km" in query and "lat" not in query:
+        query.pop("radius_km")
+    for name in ("from", "to"):
+        if name in query and str(query[name]) < "1900-01-01":
+            query[name] = "1900-01-01"
     if "from" in query and "to" in query and str(query["to"]) < str(query["from"]):
         query["from"], query["to"] = query["to"], query["from"]
     if "min_price" in query and "max_price" in query and query["min_price"] > query["max_price"]:

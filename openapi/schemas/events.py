@@ -3,6 +3,7 @@
 from marshmallow import Schema, fields
 
 from openapi.schemas import site_url
+from openapi.schemas.fragments import Fragments
 
 
 class VenueRefSchema(Schema):
@@ -71,3 +72,8 @@ class EventDetailSchema(EventSummarySchema):
     dress = fields.String(allow_none=True)
     source = fields.String()
     source_url = fields.String()
+
+
+# An event's summary rendered once per value (openapi/schemas/fragments.py), for every list
+# page it is on: ~1.5 KB each with its key, so ~15 MB a process at most.
+EVENT_SUMMARIES = Fragments(EventSummarySchema(), size=10_000)

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from flask import request
 from sqlalchemy import delete, event, text, update
 
 from agenda.app import create_app
@@ -62,13 +63,53 @@ def test_an_answer_asked_again_is_served_without_reading_the_catalogue(app, clie
     assert again.json()["data"][0]["title"] == "Kept Night"
 
 
+@contextlib.contextmanager
+def framework_requests(app):
+    """The paths of the requests Flask's handlers saw inside the block."""
+    seen: list[str] = []
+
+    def hook():
+        seen.append(request.path)
+
+    app.app.before_request_funcs.setdefault(None, []).append(hook)
+    try:
+        yield seen
+    finally:
+        app.app.before_request_funcs[None].remove(hook)
+
+
+def test_a_miss_is_built_by_the_handler_before_the_framework_as_the_full_way_builds_it(
+        app, client, auth):
+    EventFactory(title="Near")
+    with framework_requests(app) as seen:
+        here = client.get("/v1/events?lat=52.37&lng=4.9&radius_km=200", headers=auth)
+        # HEAD goes the full way (the cache answers GET): Connexion and Flask run the handler.
+        full = client.head("/v1/events?lat=52.37&lng=4.9&radius_km=200", headers=auth)
+    assert (here.status_code, full.status_code) == (200, 200)
+    assert here.headers["x-cache"] == "miss" and "x-cache" not in full.headers
+    assert seen == ["/v1/events"]
+    assert [event["title"] for event in here.json()["data"]] == ["Near"]
+    # The same data and meta (the ETag is over both), the same length (ids are UUIDs).
+    assert here.headers["etag"] == full.headers["etag"]
+    assert here.headers["content-length"] == full.headers["content-length"]
+
+
+def test_a_handlers_error_before_the_framework_is_answered_the_full_way(app, client, auth):
+    with framework_requests(app) as seen:
+        missing = client.get("/v1/events/no-such-event", headers=auth)
+    assert missing.status_code == 404
+    assert missing.json()["error"]["code"] == "not_found"
+    assert seen == ["/v1/events/no-such-event"]
+
+
 def test_an_answer_served_again_carries_the_full_paths_headers_and_its_own_request_id(
         client, auth):
     EventFactory()
     first = client.get("/v1/events", headers=auth)
     again = client.get("/v1/events", headers=auth)
     per_request = {"x-request-id", "x-ratelimit-remaining", "ratelimit", "content-length",
-                   "date", "server"}
+                   "date", "server", "x-cache"}
+    assert (first.headers["x-cache"], again.headers["x-cache"]) == ("miss", "hit")
     assert ({k: v for k, v in again.headers.items() if k not in per_request}
             == {k: v for k, v in first.headers.items() if k not in per_request})
     assert again.headers["x-request-id"] != first.headers["x-request-id"]
@@ -244,7 +285,7 @@ def test_a_statement_that_changes_nothing_keeps_the_stamp(db):
 
 def test_the_cache_of_a_process_keeps_within_its_bytes_dropping_the_least_used():
     def entry(size: int) -> Entry:
-        return Entry("s", 1, (), PublicAnswer(b"x" * size, b"{}", 'W/"t"'))
+        return Entry("s", 1, PublicAnswer(b"x" * size, b"{}", 'W/"t"'))
 
     local = LocalEntries(max_bytes=3_000)
     for url in ("/a", "/b", "/c"):

@@ -12,6 +12,8 @@ import httpx
 import pytest
 import redis
 
+from sqlalchemy import text
+
 from edge.cache import SharedEntries
 from models import organisations, tokens
 from tests.servers import AGENDA, agenda_serve, committed, drop_database, migrated_database
@@ -118,3 +120,62 @@ def test_requests_counted_in_each_worker_see_changes_at_once_too(database):
         revoked = [web.get("/v1/venues?limit=50") for _ in range(10)]
     assert {len(answer.json()["data"]) for answer in imported} == {3}
     assert {answer.status_code for answer in revoked} == {401}
+
+
+def _sql(url: str, statement: str, **params) -> None:
+    with committed(url) as session:
+        session.execute(text(statement), params)
+
+
+def test_a_change_by_any_writer_is_visible_at_once_in_lists_and_detail_pages_on_two_workers(
+        database, tmp_path):
+    """Plain SQL on an event's venue and genres (what its summary embeds), an import and a
+    command: the very next list and detail answers of both workers show it, though each
+    worker kept those answers and the summaries inside them."""
+    url, token = database
+    _agenda(url, "import", EXAMPLE)
+    env = {"AGENDA_DATABASE_URL": url, "AGENDA_SECRET_KEY": "cache",
+           "AGENDA_RATELIMIT_STORAGE": "memory://", "AGENDA_PER_MINUTE": "100000"}
+    headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
+    event_id = "nw-2027-01-16"
+    pages = ("/v1/events?from=2027-01-01&limit=100", f"/v1/events/{event_id}",
+             "/v1/events?city=Amsterdam&from=2027-01-01", "/v1/organisations?limit=100")
+
+    def answers(web) -> list[dict]:
+        """Each page twice per worker (a connection each: either worker may answer)."""
+        return [web.get(page).json() for page in pages for _ in range(4)]
+
+    def event_in(answer: dict) -> dict | None:
+        data = answer["data"]
+        found = [item for item in (data if isinstance(data, list) else [data])
+                 if item.get("id") == event_id]
+        return found[0] if found else None
+
+    with agenda_serve(env, workers=2) as base, httpx.Client(base_url=base, headers=headers) as web:
+        before = answers(web)
+        assert {event_in(answer)["venue"]["name"] for answer in before[:12]} == {"Hangar Noord"}
+        # Kept by the workers (which worker answers is the kernel's choice): what follows
+        # must not be served from what they keep.
+        assert {web.get(page).headers["x-cache"] for page in pages for _ in range(4)} >= {"hit"}
+
+        _sql(url, "UPDATE venues SET name = 'Hangar Zuid' WHERE id = 'hangar-noord'")
+        renamed = answers(web)
+        _sql(url, "DELETE FROM event_genres WHERE event_id = :id AND genre = 'Hard Techno'",
+             id=event_id)
+        regenred = answers(web)
+        changed = tmp_path / "changed.jsonl"
+        with open(EXAMPLE, encoding="utf-8") as example:
+            changed.write_text("".join(
+                line.replace("Nachtwerk: Mira Voss all night long", "Nachtwerk: Mira Voss b2b Ilse")
+                for line in example if event_id in line))
+        _agenda(url, "import", str(changed))
+        imported = answers(web)
+        _agenda(url, "organisation", "create", "Made By The Command")
+        created = answers(web)
+    assert {event_in(a)["venue"]["name"] for a in renamed[:12]} == {"Hangar Zuid"}
+    assert {tuple(event_in(a)["genres"]) for a in regenred[:12]} == {("Techno",)}
+    assert {event_in(a)["title"] for a in imported[:12]} == {"Nachtwerk: Mira Voss b2b Ilse"}
+    assert {event_in(a)["venue"]["name"] for a in imported[:12]} == {"Hangar Zuid"}
+    names = [{o["name"] for o in answer["data"]} for answer in created[12:]]
+    assert all("Made By The Command" in found for found in names)
+    assert all("Made By The Command" not in {o["name"] for o in a["data"]} for a in imported[12:])

@@ -185,3 +185,74 @@ def test_the_requests_of_many_tokens_today_are_read_at_once():
 ])
 def test_an_ipv6_address_counts_as_its_64_in_per_address_limits(address, key):
     assert address_key(address) == key
+
+
+def _limit_headers(response) -> tuple[str, str, str]:
+    return (response.headers["x-ratelimit-limit"], response.headers["x-ratelimit-remaining"],
+            response.headers["x-ratelimit-reset"])
+
+
+def test_rate_limit_headers_on_every_token_authenticated_response(client, make_token, clock):
+    # Issue 22: a 403 for a missing scope and every error after admission carry them too.
+    token = make_token("read")
+    reset = str(int(at(2026, 11, 25, 14, 1)))
+    answers = [
+        _get(client, token),  # 200
+        _get(client, token, "/v1/events/e_missing"),  # 404
+        _get(client, token, "/v1/events?limit=0"),  # 400
+        _get(client, token, "/v1/events/e1/attendance"),  # 403: no `attendance` scope
+        client.post("/v1/scan", json={"code": "ABCD1234"},  # 403 in the door's lane
+                    headers={"Authorization": f"Bearer {token}"}),
+        _get(client, token, "/v1/events/e1/external-tickets"),  # 403: no `tickets` scope
+    ]
+    assert [a.status_code for a in answers] == [200, 404, 400, 403, 403, 403]
+    for count, answer in enumerate(answers, start=1):
+        assert _limit_headers(answer) == ("120", str(120 - count), reset), answer.text
+        assert answer.headers["ratelimit-policy"].startswith('"minute";q=120')
+    # A request without a valid token is not token-authenticated: no limit headers.
+    assert "x-ratelimit-limit" not in client.get("/v1/genres").headers
+
+
+def test_a_429_from_the_day_window_describes_the_day(client, make_token, clock):
+    token = make_token("read", per_day=2)
+    midnight = int(at(2026, 11, 26))
+    for _ in range(2):
+        assert _get(client, token).status_code == 200
+    refused = _get(client, token)
+    assert refused.status_code == 429
+    assert _limit_headers(refused) == ("2", "0", str(midnight))
+    wait = midnight - int(clock.now)
+    assert refused.headers["retry-after"] == str(wait)
+    assert refused.json()["error"]["details"] == {
+        "window": "day", "limit": 2, "reset": midnight, "retry_after": wait}
+    # The minute's refusal describes the minute.
+    other = make_token("read")
+    for _ in range(120):
+        _get(client, other)
+    minute = _get(client, other)
+    assert _limit_headers(minute) == ("120", "0", str(int(at(2026, 11, 25, 14, 1))))
+    assert minute.json()["error"]["details"] == {
+        "window": "minute", "limit": 120, "reset": int(at(2026, 11, 25, 14, 1)),
+        "retry_after": 55}
+
+
+@pytest.mark.parametrize("path", ["/v1/terms", "/v1/openapi.json"])
+def test_anonymous_limits_everywhere_the_readme_promises_them(client, clock, path):
+    # Issue 22: the operations that need no token count as requests without a valid token,
+    # 30 a minute per address, with failed authentications in the same count.
+    clock.now = at(2026, 11, 25, 14, 0, 20)
+    for count in range(1, 21):
+        assert client.get(path).status_code == 200, count
+    for count in range(10):
+        assert client.get("/v1/genres", headers={
+            "Authorization": f"Bearer svc_live_x{count}"}).status_code == 401
+    refused = client.get(path)
+    assert refused.status_code == 429
+    body = refused.json()
+    assert body["error"]["code"] == "rate_limited"
+    assert body["meta"]["request_id"] == refused.headers["x-request-id"]
+    assert refused.headers["retry-after"] == "40"
+    assert body["error"]["details"] == {"window": "address", "limit": 30,
+                                        "reset": int(at(2026, 11, 25, 14, 1)), "retry_after": 40}
+    clock.now = at(2026, 11, 25, 14, 1)
+    assert client.get(path).status_code == 200

@@ -18,6 +18,7 @@ import redis
 from agenda.app import create_app
 from edge.limits import Usage
 from models import organisations, tokens
+from models.errors import RateLimited
 from models.tokens import Caller
 from tests.servers import agenda_serve, committed, free_port
 
@@ -191,3 +192,29 @@ def test_a_backoff_admits_attempts_made_at_once_exactly_and_doubles_its_wait(
     if store == "redis":
         ttl = redis.Redis.from_url(private_redis.url).ttl("agenda:{throttle}:backoff:signin-account:x")
         assert 3590 < ttl <= 3600
+
+
+def test_anonymous_limits_everywhere_the_readme_promises_them_count_in_redis(private_redis):
+    """Requests without a token counted from the event loop (the outermost layer's) and from
+    a thread (a failed authentication's) fall in one window of the address, in Redis."""
+    usage = Usage(private_redis.url, per_minute=120, per_day=10)
+    moment = [1_795_000_025.0]  # 5 seconds into a clock minute
+    usage.clock = lambda: moment[0]
+
+    async def on_the_loop(times: int):
+        await usage.open()
+        try:
+            for _ in range(times):
+                await usage.refuse_unauthenticated_async("192.0.2.7")
+        finally:
+            await usage.close()
+
+    asyncio.run(on_the_loop(20))
+    for _ in range(10):
+        usage.refuse_unauthenticated("192.0.2.7")
+    with pytest.raises(RateLimited) as refused:
+        asyncio.run(on_the_loop(1))
+    assert refused.value.details["retry_after"] == 55
+    usage.refuse_unauthenticated("192.0.2.8")  # another address has its own window
+    moment[0] += 55
+    asyncio.run(on_the_loop(1))

@@ -26,3 +26,12 @@ async def connected(site: str, era: str, *, token: str | None = None, auth=None)
 def run(work, *args):
     """Run an async test body to its end."""
     return anyio.run(work, *args)
+
+
+def call(site: str, era: str, token: str, name: str, arguments: dict):
+    """One tool call on a connection of its own: its result."""
+    async def work():
+        async with connected(site, era, token=token) as client:
+            return await client.call_tool(name, arguments)
+
+    return run(work)

@@ -11,7 +11,7 @@ from models import members, tokens
 from models.db import now
 from tests import api, factories
 from tests.handlers import test_door as door
-from tests.mcp_server.client import ERAS, connected, run
+from tests.mcp_server.client import ERAS, call, connected, run
 from tests.servers import agenda_serve
 
 TODAY = dt.date.today()
@@ -156,11 +156,7 @@ def test_organiser_tools_report_sales_and_scan_tickets(served, agenda, committed
 
 @pytest.mark.parametrize("era", ERAS)
 def test_a_missing_resource_is_a_tool_error_with_the_rest_message(served, agenda, era):
-    async def work():
-        async with connected(served.site, era, token=agenda["token"]) as client:
-            return await client.call_tool("get_event", {"id": "no-such-night"})
-
-    result = run(work)
+    result = call(served.site, era, agenda["token"], "get_event", {"id": "no-such-night"})
     assert result.is_error
     assert "no-such-night" in result.content[0].text
 
@@ -196,11 +192,7 @@ def test_a_bad_argument_is_named_as_the_tool_names_it(served, committed, era):
     backwards = {"date_from": TODAY.isoformat(),
                  "date_to": (TODAY - dt.timedelta(days=1)).isoformat()}
 
-    async def work():
-        async with connected(served.site, era, token=token) as client:
-            return await client.call_tool("search_events", backwards)
-
-    result = run(work)
+    result = call(served.site, era, token, "search_events", backwards)
     assert result.is_error
     assert result.content[0].text.endswith("date_to: is before date_from"), result.content
 
@@ -318,3 +310,29 @@ def test_agenda_serve_workers_list_the_same_tools_and_answer(served, agenda, mcp
     assert listed == expected
     assert not result.is_error
     assert result.structured_content["data"]["slug"] == agenda["event"].slug
+
+
+def test_cors_a_page_of_another_origin_calls_the_tools(served, agenda, rest):
+    """Issue 22: a browser-based MCP client (a page of another origin) gets its preflight
+    answered and its tool calls served and readable; the Host is still checked."""
+    origin = "https://assistant.example"
+    preflight = rest.options("/mcp", headers={
+        "Origin": origin, "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version"})
+    assert preflight.status_code == 204
+    assert preflight.headers["Access-Control-Allow-Origin"] == "*"
+    called = rest.post("/mcp", headers={
+        "Origin": origin, "Authorization": f"Bearer {agenda['reader']}",
+        "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+              "params": {"name": "get_event", "arguments": {"id": agenda["event"].slug}}})
+    assert called.status_code == 200, called.text
+    assert called.json()["result"]["structuredContent"]["data"]["slug"] == agenda["event"].slug
+    assert called.headers["Access-Control-Allow-Origin"] == "*"
+    assert "mcp-protocol-version" in called.headers["Access-Control-Expose-Headers"].lower()
+    rebound = rest.post("/mcp", headers={
+        "Origin": origin, "Host": "evil.example", "Authorization": f"Bearer {agenda['reader']}",
+        "Accept": "application/json, text/event-stream", "Content-Type": "application/json"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert rebound.status_code == 421

@@ -1,8 +1,12 @@
-"""The engine's pool (models/db.py): a connection idle for a while is checked before use."""
+"""The engine (models/db.py): a connection idle for a while is checked before use; a
+request's statements have a deadline, the command line's none."""
+
+import sqlite3
+import time
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from models.db import make_engine
 
@@ -48,3 +52,45 @@ def test_a_connection_dropped_while_busy_fails_once_and_the_pool_starts_afresh(c
                  second.execute(text("SELECT pg_backend_pid()")).scalar_one()}
     assert not fresh & dropped
     engine.dispose()
+
+
+# A statement that runs about a second: counting in SQLite, sleeping in PostgreSQL.
+_LONG = {"sqlite": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                   "WHERE x < 1000000) SELECT count(*) FROM c",
+         "postgresql": "SELECT 1000000 FROM pg_sleep(1)"}
+
+
+def test_statement_timeout_ends_a_long_statement_and_the_command_line_has_none(database_url):
+    # Issue 22: request work is bounded (agenda/app.py); imports and migrations are not.
+    bounded = make_engine(database_url, statement_timeout_ms=200)
+    long = text(_LONG[bounded.dialect.name])
+    started = time.monotonic()
+    with pytest.raises(OperationalError), bounded.connect() as connection:
+        connection.execute(long)
+    assert time.monotonic() - started < 0.2 + 0.5
+    with bounded.connect() as connection:  # the connection goes on serving
+        assert connection.execute(text("SELECT 1")).scalar_one() == 1
+    bounded.dispose()
+    unbounded = make_engine(database_url)
+    with unbounded.connect() as connection:
+        assert connection.execute(long).scalar_one() == 1_000_000
+    unbounded.dispose()
+
+
+def test_statement_timeout_bounds_the_wait_for_another_writer_on_sqlite(tmp_path):
+    # SQLite's busy timeout is the deadline for requests (15 s for the command line).
+    url = f"sqlite:///{tmp_path / 'locked.sqlite3'}"
+    bounded = make_engine(url, statement_timeout_ms=200)
+    with bounded.begin() as connection:
+        connection.execute(text("CREATE TABLE marks (id INTEGER PRIMARY KEY)"))
+    holder = sqlite3.connect(tmp_path / "locked.sqlite3", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer, holding the lock
+    started = time.monotonic()
+    with pytest.raises(OperationalError, match="locked"), bounded.begin() as connection:
+        connection.execute(text("INSERT INTO marks (id) VALUES (1)"))
+    assert 0.2 <= time.monotonic() - started < 0.2 + 0.5
+    holder.rollback()
+    holder.close()
+    with bounded.begin() as connection:
+        connection.execute(text("INSERT INTO marks (id) VALUES (1)"))
+    bounded.dispose()

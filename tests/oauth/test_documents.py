@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import http.server
+import select
 import socket
 import threading
 import time
@@ -119,12 +120,15 @@ def test_the_cache_keeps_a_bounded_number_of_documents(monkeypatch, origin):
 
 class _Trickle:
     """An origin that answers every request with a status line and then one byte every half
-    second, for ever: what a hostile client id URL may point at. Counts its connections."""
+    second, for ever: what a hostile client id URL may point at. Counts its connections:
+    at each new one, those still open (a connection the client closed counts as closed at
+    once, however late its thread notices)."""
 
     def __init__(self):
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
-        self.open_now = self.most_at_once = 0
+        self.connections: list[socket.socket] = []
+        self.most_at_once = 0
         self.paths: collections.Counter = collections.Counter()
         self.lock = threading.Lock()
         self.stopped = threading.Event()
@@ -136,12 +140,12 @@ class _Trickle:
                 connection, _ = self.listener.accept()
             except OSError:
                 return
+            with self.lock:
+                self.connections = [*filter(_open, self.connections), connection]
+                self.most_at_once = max(self.most_at_once, len(self.connections))
             threading.Thread(target=self._trickle, args=(connection,), daemon=True).start()
 
     def _trickle(self, connection):
-        with self.lock:
-            self.open_now += 1
-            self.most_at_once = max(self.most_at_once, self.open_now)
         try:
             request = connection.recv(4096)
             if not request:
@@ -161,13 +165,23 @@ class _Trickle:
         except OSError:
             pass
         finally:
-            connection.close()
             with self.lock:
-                self.open_now -= 1
+                self.connections = [c for c in self.connections if c is not connection]
+            connection.close()
 
     def close(self):
         self.stopped.set()
         self.listener.close()
+
+
+def _open(connection: socket.socket) -> bool:
+    """Whether the client has not closed `connection` (its end of stream or reset is already
+    in the kernel, whether or not a thread has read it)."""
+    try:
+        readable, _, _ = select.select([connection], [], [], 0)
+        return not readable or connection.recv(1, socket.MSG_PEEK) != b""
+    except (OSError, ValueError):
+        return False
 
 
 @pytest.fixture

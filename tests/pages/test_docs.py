@@ -54,3 +54,17 @@ def test_a_parameter_is_listed_with_its_place_and_type(client):
     assert "<td><code>limit</code></td><td>query</td><td>integer</td>" in section
     assert "<td><code>id</code> (required)</td><td>path</td>" in page.split(
         'id="op-get_event"', 1)[1].split("</article>", 1)[0]
+
+
+def test_the_reference_documents_the_member_flag(client):
+    """Issue 22: the delivery result tells an organisation with the `tickets` scope whether
+    an address has an account; the reference and the schema of the verdict say so."""
+    page = html.unescape(client.get("/docs").text)
+    section = page.split('id="op-deliver_external_tickets"', 1)[1].split("</article>", 1)[0]
+    told = " ".join(re.sub(r"<[^>]+>", " ", section).split())
+    assert re.search(r"a token with the tickets scope learns whether an address it sends has "
+                     r"an account", told), told
+    document = client.get("/v1/openapi.json").json()
+    member = document["components"]["schemas"]["DeliveryItemResult"]["properties"]["member"]
+    assert "has an account" in member["description"]
+    assert "`tickets` scope" in member["description"]

@@ -316,3 +316,23 @@ def test_the_sources_page_of_the_terms_lists_each_source_with_its_records(client
     assert "Where the data comes from" in text and "nachtwerk-feed: 2 records" in text
     dutch = _text(client.get("/sources", params={"lang": "nl"}))
     assert "Waar de gegevens vandaan komen" in dutch
+
+
+def test_anonymous_limits_everywhere_the_readme_promises_them_on_pages(app, client, night,
+                                                                      monkeypatch):
+    # Issue 22: public pages and /docs, 60 a minute per address; the 61st gets a page to wait.
+    moment = [1_795_000_025.0]  # 5 seconds into a clock minute
+    monkeypatch.setattr(app.service.usage, "clock", lambda: moment[0])
+    paths = ["/docs", f"/events/{night.slug}", "/events/missing", "/sources"]
+    for count in range(60):
+        assert client.get(paths[count % 4]).status_code in (200, 404), count
+    refused = client.get(f"/events/{night.slug}", params={"lang": "en"})
+    assert refused.status_code == 429
+    assert refused.headers["content-type"].startswith("text/html")
+    assert refused.headers["retry-after"] == "55"
+    assert refused.headers["cache-control"] == "no-store"
+    assert "more than 60 pages in a minute" in refused.text
+    assert "wait 55 seconds" in refused.text
+    assert client.get("/docs").status_code == 429
+    moment[0] += 55
+    assert client.get(f"/events/{night.slug}").status_code == 200

@@ -1,0 +1,47 @@
+-- wrk: GET the paths of a file (one a line, bench/longtail.py), drawn with Zipf exponent s
+-- (s = 0: uniformly), and count the answers the response cache had kept (X-Cache: hit).
+--   wrk -s bench/longtail.lua URL -- PATHS_FILE S
+local threads = {}
+local counter = 0
+
+function setup(thread)
+  counter = counter + 1
+  thread:set("number", counter)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  paths, cdf = {}, {}
+  for line in io.lines(args[1]) do paths[#paths + 1] = line end
+  local s, total = tonumber(args[2]), 0
+  for rank = 1, #paths do
+    total = total + (s > 0 and 1 / rank ^ s or 1)
+    cdf[rank] = total
+  end
+  for rank = 1, #paths do cdf[rank] = cdf[rank] / total end
+  math.randomseed(number * 7919 + 17)
+  hits, answers = 0, 0
+end
+
+function request()
+  local r, low, high = math.random(), 1, #paths
+  while low < high do
+    local middle = math.floor((low + high) / 2)
+    if cdf[middle] < r then low = middle + 1 else high = middle end
+  end
+  return wrk.format("GET", paths[low])
+end
+
+function response(status, headers, body)
+  answers = answers + 1
+  if headers["x-cache"] == "hit" or headers["X-Cache"] == "hit" then hits = hits + 1 end
+end
+
+function done(summary, latency, requests)
+  local kept, total = 0, 0
+  for _, thread in ipairs(threads) do
+    kept = kept + thread:get("hits")
+    total = total + thread:get("answers")
+  end
+  io.write(string.format("cache hits: %d of %d\n", kept, total))
+end

@@ -1,0 +1,115 @@
+"""A GET request's handler arguments read from its path and query by the document, for a
+layer answering before the framework (the response cache's misses, edge/cache.py).
+
+Connexion turns parameters into arguments: each declared query parameter by its schema's
+type, defaults filled in, names made Pythonic (`from` -> `from_`, `id` -> `id_`). This
+does the same for the plain forms only, and checks each value with the parameter's own
+schema (JSON Schema 2020-12, formats checked, as edge/openapi.py's validators do). Any
+other request is not read here: an undeclared or repeated parameter, an empty value,
+a value that is not UTF-8 or that holds a control character, a number that is not
+plain ASCII digits, a boolean other than `true`/`false`, a value the schema refuses.
+`read` gives None for those and the request goes the full way, where Connexion either
+reads it the same way or explains what is wrong: this reader never answers an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import urllib.parse
+from collections.abc import Callable
+
+from connexion.decorators.parameter import pythonic
+from jsonschema import Draft202012Validator
+
+from edge.openapi import resolve
+
+FORMATS = Draft202012Validator.FORMAT_CHECKER
+_INTEGER = re.compile(r"-?[0-9]{1,15}")
+_NUMBER = re.compile(r"-?[0-9]{1,15}(\.[0-9]{1,15})?")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _boolean(text: str):
+    return {"true": True, "false": False}.get(text)
+
+
+def _integer(text: str):
+    return int(text) if _INTEGER.fullmatch(text) else None
+
+
+def _number(text: str):
+    return float(text) if _NUMBER.fullmatch(text) else None
+
+
+_TYPES: dict[str | None, Callable[[str], object]] = {
+    "boolean": _boolean, "integer": _integer, "number": _number, "string": str, None: str}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Parameter:
+    argument: str  # the handler's argument name
+    convert: Callable[[str], object]
+    validator: Draft202012Validator
+
+
+class Arguments:
+    """The arguments of one GET operation's handler, from its path template and query."""
+
+    def __init__(self, document: dict, route: str, parameters: list[dict]):
+        self._query: dict[str, _Parameter] = {}
+        self._path: dict[int, tuple[str, _Parameter]] = {}
+        self._defaults: dict[str, object] = {}
+        segments = route.split("/")
+        for parameter in (resolve(document, p) for p in parameters):
+            schema = resolve(document, parameter.get("schema", {}))
+            read = _Parameter(pythonic(parameter["name"]), _TYPES[schema.get("type")],
+                              Draft202012Validator(schema, format_checker=FORMATS))
+            if parameter["in"] == "query":
+                self._query[parameter["name"]] = read
+                if "default" in schema:
+                    self._defaults[read.argument] = schema["default"]
+            elif parameter["in"] == "path":
+                self._path[segments.index("{" + parameter["name"] + "}")] = (parameter["name"],
+                                                                              read)
+
+    def read(self, path: str, query: bytes) -> dict | None:
+        """The handler's keyword arguments for this request, or None when it is not one
+        this reader reads (see the module's text)."""
+        arguments = dict(self._defaults)
+        segments = path.split("/")
+        for index, (_name, parameter) in self._path.items():
+            value = _value(parameter, segments[index])
+            if value is None:
+                return None
+            arguments[parameter.argument] = value
+        try:
+            pairs = urllib.parse.parse_qsl(query.decode("latin-1"), keep_blank_values=True,
+                                           encoding="utf-8", errors="strict")
+        except UnicodeDecodeError:
+            return None
+        seen = set()
+        for name, text in pairs:
+            parameter = self._query.get(name)
+            if parameter is None or name in seen:
+                return None
+            seen.add(name)
+            value = _value(parameter, text)
+            if value is None:
+                return None
+            arguments[parameter.argument] = value
+        return arguments
+
+
+def _value(parameter: _Parameter, text: str):
+    """`text` as the parameter's type, when plainly written and valid; else None."""
+    if not text or _CONTROL.search(text):
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return None
+    value = parameter.convert(text)
+    if value is None or not parameter.validator.is_valid(value):
+        return None
+    return value
