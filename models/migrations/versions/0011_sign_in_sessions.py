@@ -11,8 +11,8 @@ out ends the session on the server: a copy of the cookie taken before no longer 
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0010'
-down_revision = '0009'
+revision = '0011'
+down_revision = '0010'
 branch_labels = None
 depends_on = None
 
