@@ -27,8 +27,8 @@ from edge.limits import Usage
 from edge.middleware import RequestMiddleware
 from edge.problems import ErrorHandlers
 from edge.routes import RouteTable
-from handlers import (artists, badges, cities, events, festivals, genres, organisations,
-                      organiser, radar, venues)
+from handlers import (artists, badges, changes, cities, events, festivals, genres,
+                      organisations, organiser, radar, venues)
 from mcp_server.endpoint import McpEndpoint
 from models.db import make_engine, make_sessionmaker
 from models.stamp import CATALOGUE_TABLES
@@ -47,7 +47,7 @@ CATALOGUE = (
     festivals.list_token_reports, venues.list_venues, venues.get_venue, artists.list_artists,
     artists.get_artist, organisations.list_organisations, organisations.get_organisation,
     genres.list_genres, radar.list_releases, badges.list_badges, badges.list_user_badges,
-    cities.list_cities,
+    cities.list_cities, changes.list_changes,
 )
 # Threads building public answers the response cache misses (edge/cache.py): enough to keep
 # the database busy, few enough not to contend with the event loop for the GIL.

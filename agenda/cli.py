@@ -15,7 +15,8 @@ from agenda.demo import festivals as demo_festivals
 from agenda.demo import people as demo_people
 from agenda.settings import load
 from edge import openapi
-from models import deliveries, importing, members, migrate, organisations, outbox, tokens
+from models import (changes, deliveries, importing, members, migrate, organisations, outbox,
+                    tokens)
 from models.db import make_engine, make_sessionmaker, now
 from models.errors import DomainError
 from models.unit_of_work import transaction
@@ -364,7 +365,8 @@ WORKER_BATCH = 200
 @click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds to wait when nothing is due.")
 def worker(once, interval):
-    """Send the queued mails (AGENDA_SMTP_URL), retrying failed ones with backoff.
+    """Send the queued mails (AGENDA_SMTP_URL), retrying failed ones with backoff, and
+    prune the change feed of changes older than it keeps.
 
     A sent mail's address is forgotten: the outbox keeps no address and a
     waiting ticket keeps only the keyed hash. With --once the exit status is 1
@@ -374,6 +376,10 @@ def worker(once, interval):
         settings = database.settings
         try:
             while True:
+                # Here, not as changes commit: deleting a month-old import's changes at a
+                # commit would hold up every writer of the catalogue (models/changes.py).
+                with transaction(database.sessions) as session:
+                    changes.prune(session, now=now())
                 mailer = mail.mailer_for(settings.smtp_url, sender_name=settings.provider_name,
                                          sender_address=settings.contact)
                 try:

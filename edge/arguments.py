@@ -42,6 +42,10 @@ def _number(text: str):
     return float(text) if _NUMBER.fullmatch(text) else None
 
 
+def _unread(_text: str) -> None:
+    """A kind of value not read here (an array, an object): the full way reads it."""
+
+
 _TYPES: dict[str | None, Callable[[str], object]] = {
     "boolean": _boolean, "integer": _integer, "number": _number, "string": str, None: str}
 
@@ -63,7 +67,7 @@ class Arguments:
         segments = route.split("/")
         for parameter in (resolve(document, p) for p in parameters):
             schema = resolve(document, parameter.get("schema", {}))
-            read = _Parameter(pythonic(parameter["name"]), _TYPES[schema.get("type")],
+            read = _Parameter(pythonic(parameter["name"]), _TYPES.get(schema.get("type"), _unread),
                               Draft202012Validator(schema, format_checker=FORMATS))
             if parameter["in"] == "query":
                 self._query[parameter["name"]] = read

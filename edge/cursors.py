@@ -49,8 +49,10 @@ def encode(secret: str, *, kind: str, filters: dict, key: tuple, clock=time.time
     return f"{body}.{_sign(secret, payload)}"
 
 
-def decode(secret: str, cursor: str, *, kind: str, filters: dict, clock=time.time) -> list:
-    """The keyset position inside `cursor`; `BadRequest` naming `cursor` when it is not valid."""
+def decode(secret: str, cursor: str, *, kind: str, filters: dict, clock=time.time,
+           lifetime: int | None = LIFETIME) -> list:
+    """The keyset position inside `cursor`; `BadRequest` naming `cursor` when it is not valid.
+    `lifetime` None: the list checks the age of its positions itself (the change feed)."""
     def refuse(message: str):
         raise BadRequest([{"name": "cursor", "in": "query", "message": message}])
 
@@ -64,6 +66,6 @@ def decode(secret: str, cursor: str, *, kind: str, filters: dict, clock=time.tim
     version, digest, key, issued = orjson.loads(payload)
     if version != VERSION or digest != _digest(kind, filters):
         refuse("was made for other filters; start again without a cursor")
-    if clock() - issued > LIFETIME + ISSUE_GRANULARITY:
+    if lifetime is not None and clock() - issued > lifetime + ISSUE_GRANULARITY:
         refuse("has expired; start again without a cursor")
     return key

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import ipaddress
 import logging
 import threading
 import time
@@ -113,6 +114,19 @@ def _wait(counts: list[int], limits: list[int], ends: list[int], moment: float) 
     return None
 
 
+def address_key(address: str) -> str:
+    """What a client address counts as in a per-address limit: an IPv6 address as its /64
+    (a single host or home is given a whole /64), an IPv4 one (also mapped into IPv6) as
+    itself."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(getattr(ip, "ipv4_mapped", None) or ip)
+
+
 def refusal(message: str, window: str, limit: int, reset: int, moment: float,
             headers: dict[str, str] | None = None) -> RateLimited:
     """The 429 of `window` (over `limit`, open again at `reset`): `Retry-After`, and
@@ -149,6 +163,28 @@ class MemoryCounters:
                 if value > limit:
                     break
             return values
+
+    def backoff(self, key: str, moment: int, free: int, longest: int, ttl: int) -> int:
+        """`_BACKOFF` in memory: 0 when an attempt is admitted (and counted), otherwise the
+        seconds until the next one is."""
+        failures, until = f"{key}:f", f"{key}:u"
+        with self._lock:
+            self._sweep()
+            if moment < self._counts.get(until, 0):
+                return self._counts[until] - moment
+            count = self._counts.get(failures, 0) + 1
+            self._counts[failures] = count
+            self._counts[until] = moment + _delay(count, free, longest)
+            for name in (failures, until):
+                self._expiry[name] = time.monotonic() + ttl
+            return 0
+
+    def clear(self, key: str) -> None:
+        """Forget a backoff (`backoff`)."""
+        with self._lock:
+            for name in (f"{key}:f", f"{key}:u"):
+                self._counts.pop(name, None)
+                self._expiry.pop(name, None)
 
     def add(self, key: str, amount: int) -> None:
         """Add `amount` (may be negative) to an existing counter."""
@@ -191,6 +227,31 @@ if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('INCRBY', KEYS[1], ARGV[1]
 return 0
 """
 
+# An attempt at KEYS[1] at moment ARGV[1]: refused with the seconds to wait while the last
+# admitted one's delay runs, else admitted and counted (0): the first ARGV[2] without delay,
+# then 1, 2, 4, ... seconds, at most ARGV[3]; forgotten ARGV[4] seconds after the last. One
+# round trip, atomic: attempts made at once cannot all slip through.
+_BACKOFF = """
+local moment = tonumber(ARGV[1])
+local wait = tonumber(redis.call('HGET', KEYS[1], 'u') or '0') - moment
+if wait > 0 then return wait end
+local failures = redis.call('HINCRBY', KEYS[1], 'f', 1)
+local delay = 0
+if failures > tonumber(ARGV[2]) then
+  delay = math.min(tonumber(ARGV[3]), 2 ^ math.min(failures - tonumber(ARGV[2]) - 1, 30))
+end
+redis.call('HSET', KEYS[1], 'u', moment + delay)
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 0
+"""
+
+
+def _delay(failures: int, free: int, longest: int) -> int:
+    """The wait after the `failures`-th admitted attempt: none for the first `free`, then
+    1, 2, 4, ... seconds, at most `longest` (as `_BACKOFF`)."""
+    return 0 if failures <= free else min(longest, 2 ** min(failures - free - 1, 30))
+
+
 _TIMEOUTS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
 
 
@@ -207,6 +268,7 @@ class RedisCounters:
         self.client = redis.Redis.from_url(url, **_TIMEOUTS)
         self._count = self.client.register_script(_COUNT)
         self._add = self.client.register_script(_ADD)
+        self._backoff = self.client.register_script(_BACKOFF)
         # The event loop's own client (`open`), for `count_async` and `add_async`.
         self.client_async: redis.asyncio.Redis | None = None
 
@@ -253,6 +315,18 @@ class RedisCounters:
         """`add` on the event loop, without a thread (after `open`)."""
         try:
             await self._add_async(keys=[key], args=[amount])
+        except redis.RedisError as error:
+            raise StoreUnavailable(str(error)) from error
+
+    def backoff(self, key: str, moment: int, free: int, longest: int, ttl: int) -> int:
+        try:
+            return int(self._backoff(keys=[key], args=[moment, free, longest, ttl]))
+        except redis.RedisError as error:
+            raise StoreUnavailable(str(error)) from error
+
+    def clear(self, key: str) -> None:
+        try:
+            self.client.delete(key)
         except redis.RedisError as error:
             raise StoreUnavailable(str(error)) from error
 
@@ -451,6 +525,26 @@ class Usage:
             self._warn(error)
             return None
         return _wait(counts, limits, ends, moment)
+
+    def backoff(self, name: str, *, free: int, longest: int, forget_after: int) -> int | None:
+        """Admit one attempt of the series `name` (a sign-in to one account) unless it must
+        wait: the first `free` at once, then each after a delay that doubles from one second
+        up to `longest`; None when admitted, else the seconds to wait. An admitted attempt
+        counts until `forgive` (on success) or `forget_after` seconds after the last one."""
+        try:
+            wait = self.store.backoff(f"agenda:{{throttle}}:backoff:{name}", int(self.clock()),
+                                      free, longest, forget_after)
+        except StoreUnavailable as error:
+            self._warn(error)
+            return None
+        return wait or None
+
+    def forgive(self, name: str) -> None:
+        """Start the series `name` afresh (`backoff`)."""
+        try:
+            self.store.clear(f"agenda:{{throttle}}:backoff:{name}")
+        except StoreUnavailable as error:
+            self._warn(error)
 
     def figures(self, caller: Caller) -> Figures:
         """The token's standing now, without counting a request."""

@@ -25,11 +25,13 @@ class Listed:
 
 
 def page(filters: Filters, cursor: str | None, *, secret: str,
-         fetch: Callable[[list | None], Page]) -> Listed:
+         fetch: Callable[[list | None], Page], lifetime: int | None = cursors.LIFETIME) -> Listed:
     """The page after `cursor` (None: the first) of the list `filters` belong to; `fetch(after)`
-    is the domain call. A cursor of another list or other filters is a `BadRequest`."""
+    is the domain call. A cursor of another list or other filters is a `BadRequest`; so is
+    one older than `lifetime` (None: the domain call judges its positions' age)."""
     kind, binding = filters.kind, filters.binding()
-    after = None if cursor is None else cursors.decode(secret, cursor, kind=kind, filters=binding)
+    after = None if cursor is None else cursors.decode(secret, cursor, kind=kind, filters=binding,
+                                                       lifetime=lifetime)
     found = fetch(after)
     if found.next_key is None:
         return Listed(items=found.items, next_cursor=None)

@@ -10,14 +10,15 @@ from __future__ import annotations
 import re
 
 import argon2
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from models import deliveries
 from models.db import new_id
 from models.errors import BadRequest, Conflict, NotFound, Unauthorized
 from models.organisations import Organisation, find_organisation
-from models.people import ROLES, Membership, Person
+from models.oauth import digest, new_secret
+from models.people import ROLES, Membership, Person, SignInSession
 
 _HASHER = argon2.PasswordHasher()
 # Checked against when the address is unknown, so both cases take as long.
@@ -25,6 +26,8 @@ _UNKNOWN = _HASHER.hash("no account has this password")
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
 _HANDLE = re.compile(r"^[a-z0-9][a-z0-9._-]{1,38}[a-z0-9]$")
 MIN_PASSWORD = 10
+# How long a sign-in lasts (from the moment of signing in; signing out ends it sooner).
+SESSION_LIFETIME = 14 * 86400
 
 
 def create_person(session: Session, *, email: str, handle: str, name: str, password: str,
@@ -108,3 +111,30 @@ def roles_of(session: Session, person_id: str) -> list[tuple[str, str, str]]:
         .join(Membership, Membership.organisation_id == Organisation.id)
         .where(Membership.person_id == person_id, Organisation.suspended.is_(False))
         .order_by(Organisation.name))]
+
+
+def start_session(session: Session, *, person: Person, now: int) -> str:
+    """A new signed-in session of `person`: the secret its cookie holds (stored hashed).
+    The person's sessions that ended by time are cleared away."""
+    session.execute(delete(SignInSession).where(SignInSession.person_id == person.id,
+                                                SignInSession.expires_at <= now))
+    secret = new_secret()
+    session.add(SignInSession(secret_hash=digest(secret), person_id=person.id, created_at=now,
+                              expires_at=now + SESSION_LIFETIME))
+    session.flush()
+    return secret
+
+
+def session_person(session: Session, secret: str, *, now: int) -> Person | None:
+    """The person a live session's secret signs in; None when it ended, expired or the
+    person is suspended."""
+    return session.scalar(select(Person).join(
+        SignInSession, SignInSession.person_id == Person.id).where(
+        SignInSession.secret_hash == digest(secret), SignInSession.expires_at > now,
+        Person.visibility != "suspended"))
+
+
+def end_session(session: Session, secret: str) -> None:
+    """Sign out: the session's secret no longer signs anyone in, wherever it was copied."""
+    session.execute(delete(SignInSession).where(SignInSession.secret_hash == digest(secret)))
+    session.flush()

@@ -362,6 +362,13 @@ def connected_apps(session: Session, person_id: str, *, now: int) -> list[Connec
             for grant, name, organisation in rows]
 
 
+def has_approved(session: Session, person_id: str, client_id: str) -> bool:
+    """Whether the person approved the client before (a grant of theirs is still live)."""
+    return session.scalar(select(OAuthGrant.id).where(
+        OAuthGrant.person_id == person_id, OAuthGrant.client_id == client_id,
+        OAuthGrant.revoked_at.is_(None)).limit(1)) is not None
+
+
 def disconnect(session: Session, person_id: str, client_id: str, *, now: int) -> int:
     """Revoke every grant (and token) of the person to this client; how many grants."""
     grant_ids = session.scalars(select(OAuthGrant.id).where(
@@ -398,9 +405,10 @@ def register_client(session: Session, metadata: dict, *, now: int) -> tuple[OAut
         raise RegistrationError("invalid_client_metadata", "The body must be a JSON object.")
     uris = _redirect_uris(metadata)
     name = metadata.get("client_name", "")
-    if not isinstance(name, str) or len(name) > 200 or "\x00" in name:
+    if not isinstance(name, str) or len(name) > 200 or not name.isprintable():
         raise RegistrationError("invalid_client_metadata", "client_name must be a string of "
-                                "at most 200 characters, without NUL (%00).")
+                                "at most 200 characters, without control or bidi "
+                                "characters (NUL, CR, LF, tab, U+202E, ...).")
     method = metadata.get("token_endpoint_auth_method", "client_secret_basic")
     if method not in AUTH_METHODS:
         raise RegistrationError("invalid_client_metadata",
@@ -477,14 +485,18 @@ def _redirect_uris(metadata: dict) -> list[str]:
 
 
 def _check_redirect_uri(uri: str) -> None:
+    # Checked before parsing: urlsplit drops CR, LF and tab (as browsers do), so the URI
+    # used would differ from the one stored and shown.
+    if len(uri) > 500 or not uri.isprintable() or any(ch.isspace() for ch in uri):
+        raise RegistrationError("invalid_redirect_uri", f"{uri[:100]!r} must be at most 500 "
+                                "characters, without spaces, control or bidi characters "
+                                "(NUL, CR, LF, tab, U+202E, ...).")
     try:
         parts = urlsplit(uri)
         parts.port  # noqa: B018 - raises on a bad port
-    except ValueError:
+        (parts.hostname or "").encode("idna")
+    except (ValueError, UnicodeError):
         raise RegistrationError("invalid_redirect_uri", f"{uri!r} is not a URI.") from None
-    if len(uri) > 500 or "\x00" in uri:
-        raise RegistrationError("invalid_redirect_uri",
-                                f"{uri[:100]!r} must be at most 500 characters, without NUL.")
     if not parts.hostname or parts.fragment or parts.username:
         raise RegistrationError("invalid_redirect_uri",
                                 f"{uri!r} must be an absolute URI without a fragment.")

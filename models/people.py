@@ -43,6 +43,19 @@ class Person(Base):
     password_hash: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
+class SignInSession(Base):
+    """A browser signed in as a person (the hash of its cookie's secret); signing out deletes
+    it, so a copy of the cookie stops working too."""
+
+    __tablename__ = "sign_in_sessions"
+
+    secret_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    person_id: Mapped[str] = mapped_column(ForeignKey("people.id", ondelete="CASCADE"),
+                                           index=True)
+    created_at: Mapped[int] = mapped_column(Timestamp)
+    expires_at: Mapped[int] = mapped_column(Timestamp)
+
+
 class Membership(Base):
     """A person's role in an organisation."""
 

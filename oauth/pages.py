@@ -9,6 +9,7 @@ TEXT = {
         "password": "Password",
         "signin": "Sign in",
         "signin_failed": "The email address or password is wrong.",
+        "signin_wait": "Too many attempts to sign in. Wait {seconds} seconds, then try again.",
         "consent_title": "Allow access?",
         "consent_intro": "{client} wants to use the Event Agenda Service on your behalf.",
         "redirect_to": "You will be sent back to {host}.",
@@ -27,6 +28,7 @@ TEXT = {
         "revoke": "Revoke",
         "signout": "Sign out",
         "error_title": "This request cannot be handled",
+        "back_to": "Back to the app at {host}",
         "terms": "Terms",
     },
     "nl": {
@@ -35,6 +37,8 @@ TEXT = {
         "password": "Wachtwoord",
         "signin": "Inloggen",
         "signin_failed": "Het e-mailadres of wachtwoord klopt niet.",
+        "signin_wait": "Te veel pogingen om in te loggen. Wacht {seconds} seconden en probeer "
+                       "het dan opnieuw.",
         "consent_title": "Toegang geven?",
         "consent_intro": "{client} wil de Event Agenda Service namens jou gebruiken.",
         "redirect_to": "Je wordt teruggestuurd naar {host}.",
@@ -54,6 +58,7 @@ TEXT = {
         "revoke": "Intrekken",
         "signout": "Uitloggen",
         "error_title": "Dit verzoek kan niet worden afgehandeld",
+        "back_to": "Terug naar de app op {host}",
         "terms": "Voorwaarden",
     },
 }

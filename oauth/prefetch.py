@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from edge.limits import address_key
 from oauth import documents
 
 log = logging.getLogger("agenda.oauth")
@@ -16,8 +17,10 @@ AUTHORIZATIONS = (("authorize-address", AUTHORIZATIONS_PER_MINUTE, 60, True),)
 
 
 def windows_of(windows, address: str) -> list[tuple[str, int, int]]:
-    """`(name, limit, seconds)` windows for `Usage.throttle`, per address where they say so."""
-    return [(f"{name}:{address}" if per_address else name, limit, seconds)
+    """`(name, limit, seconds)` windows for `Usage.throttle`, per address (an IPv6 /64)
+    where they say so."""
+    key = address_key(address)
+    return [(f"{name}:{key}" if per_address else name, limit, seconds)
             for name, limit, seconds, per_address in windows]
 
 

@@ -1,10 +1,14 @@
 """The OAuth endpoints and the pages a person needs: sign-in, consent, connected apps.
 
 Errors of the OAuth endpoints are RFC 6749 JSON (`{"error", "error_description"}`),
-never the REST envelope and never a 500. The authorization endpoint sends the
-person back to the client only once the client and its redirect URI are known
-to be good (an unknown client or redirect gets an error page, not a redirect:
-no open redirect), and every redirect back carries `iss` (RFC 9207).
+never the REST envelope and never a 500; the pages answer with pages. The
+authorization endpoint sends the person back to the client only once the client
+and its redirect URI are known to be good and the person saw a page of this site
+(the consent page, or an error page for a client they never approved): it is no
+open redirector. Every redirect back carries `iss` (RFC 9207).
+
+A signed-in browser holds a session's secret in its cookie; the session is a row
+(models/members.py), so signing out ends it for every copy of the cookie.
 
 An authorization request is kept, signed and timed, in a `request` ticket
 while the person signs in and consents; after 10 minutes it is void.
@@ -14,17 +18,17 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import orjson
-from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import InsecureTransportError, OAuth2Error
-from flask import Blueprint, Response, abort, redirect, render_template, request
+from flask import Blueprint, Response, redirect, render_template, request
 from flask import session as cookie
 from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+from werkzeug.urls import iri_to_uri
 
 from edge.context import holds_nul, service, session, settings
-from models import members, oauth
+from models import deliveries, members, oauth
 from models.db import now
 from models.errors import DomainError
 from models.people import Person
@@ -36,12 +40,31 @@ blueprint = Blueprint("oauth", __name__, template_folder="templates")
 
 # Limits of the specification: registrations per address and for the whole platform,
 # token requests per address.
-# Windows are (name, limit, seconds, counted per client address).
-REGISTRATIONS = (("register-address", 30, 600, True), ("register-platform", 1000, 3600, False))
+# Windows are (name, limit, seconds, counted per client address (an IPv6 /64)).
+REGISTRATIONS = (("register-address", 30, 600, True),)
+# The platform's hour must not be used up from a few dozen addresses: an address's first
+# five registrations of the hour count in the platform's 1,000 only, any further ones also
+# in 500 that all such share. It takes 100 addresses to use up the hour; until then every
+# other address still registers. Beside it, one client name registers at most 200 times an
+# hour (a fifth of the platform's hour: many people may register the same app).
+REGISTRATIONS_FIRST = (("register-address-hour", 5, 3600, True),)
+REGISTRATIONS_PLATFORM = (("register-platform", 1000, 3600, False),)
+REGISTRATIONS_BEYOND_FIRST = (("register-beyond-first", 500, 3600, False),
+                              *REGISTRATIONS_PLATFORM)
+REGISTRATIONS_PER_NAME = 200
 TOKEN_REQUESTS_PER_MINUTE = 120
 SIGN_INS_PER_MINUTE = 10
 TOKEN_REQUESTS = (("token-address", TOKEN_REQUESTS_PER_MINUTE, 60, True),)
 SIGN_INS = (("signin-address", SIGN_INS_PER_MINUTE, 60, True),)
+# Sign-ins per account, from any address (`Usage.backoff`): five attempts at once, then each
+# after a wait that doubles from a second up to five minutes; a success starts afresh, and
+# attempts are forgotten an hour after the last. A browser that signed in to the account
+# before (a signed `agenda_device` cookie) has a series of its own, so that whoever guesses
+# at the password cannot keep the owner out: at worst the owner waits five minutes on a new
+# browser, and not at all on their own.
+SIGN_IN_BACKOFF = {"free": 5, "longest": 300, "forget_after": 3600}
+DEVICE_COOKIE = "agenda_device"
+DEVICE_LIFETIME = 365 * 86400
 
 
 def _json(body: dict, status: int = 200, headers: dict | None = None) -> Response:
@@ -151,18 +174,33 @@ def protected_resource_metadata():
 
 @blueprint.post("/oauth/register")
 def register():
-    """RFC 7591 dynamic client registration (open; limited per address and in total)."""
+    """RFC 7591 dynamic client registration (open; limited per address, per client name
+    and in total)."""
     if (refused := _throttled(REGISTRATIONS)) is not None:
         return refused
     try:
         metadata = orjson.loads(request.get_data())
     except orjson.JSONDecodeError:
         return _oauth_error("invalid_client_metadata", "The body must be JSON.")
+    if (refused := _registration_share(metadata)) is not None:
+        return refused
     try:
         client, secret = oauth.register_client(session(), metadata, now=now())
     except oauth.RegistrationError as error:
         return _oauth_error(error.error, error.description)
     return _json(oauth.registration_response(client, secret), 201)
+
+
+def _registration_share(metadata) -> Response | None:
+    """The 429 of a registration over its client name's hour or over its address's share
+    of the platform's hour (`REGISTRATIONS_FIRST`), or None."""
+    name = metadata.get("client_name") if isinstance(metadata, dict) else None
+    named = " ".join(name.split()).casefold() if isinstance(name, str) else ""
+    per_name = (f"register-name:{oauth.digest(named)}", REGISTRATIONS_PER_NAME, 3600, False)
+    if (refused := _throttled((per_name,))) is not None:
+        return refused
+    first = _wait(REGISTRATIONS_FIRST) is None
+    return _throttled(REGISTRATIONS_PLATFORM if first else REGISTRATIONS_BEYOND_FIRST)
 
 
 @blueprint.post("/oauth/token")
@@ -232,8 +270,10 @@ class _PageError(Exception):
 
 
 def _refuse(error: OAuth2Error, params: dict, locale: str) -> Response:
-    """An error of the authorization endpoint: back to the client when its redirect URI
-    is known to be good (with `state` and `iss`), an error page otherwise."""
+    """An error of the authorization endpoint: back to the client (with `state` and `iss`)
+    when its redirect URI is known to be good and the person approved the client before;
+    otherwise an error page, which offers the way back to an unapproved client as a link
+    (RFC 9700 4.11.2: the site is no open redirector for whoever registers a client)."""
     if not error.redirect_uri:
         return _error_page(locale, error.error, error.description or "")
     query = {"error": error.error}
@@ -241,16 +281,42 @@ def _refuse(error: OAuth2Error, params: dict, locale: str) -> Response:
         query["error_description"] = error.description
     if params.get("state"):
         query["state"] = params["state"]
-    query["iss"] = settings().site_url
-    return redirect(add_params_to_uri(error.redirect_uri, query))
+    back = to_client(error.redirect_uri, query)
+    person, client = signed_in(), _server().query_client(params.get("client_id"))
+    if person is not None and client is not None and oauth.has_approved(
+            session(), person.id, client.id):
+        return redirect(back)
+    return _error_page(locale, error.error, error.description or "", back=back,
+                       back_host=ascii_host(error.redirect_uri))
+
+
+def to_client(uri: str, query: dict[str, str]) -> str:
+    """`uri` with `query` and `iss` (RFC 9207) added to its own query, parsed as a query:
+    an `iss` it held already is replaced by the issuer's."""
+    parts = urlsplit(uri)
+    pairs = [(key, value) for key, value in parse_qsl(parts.query, keep_blank_values=True)
+             if key != "iss"]
+    pairs += [*query.items(), ("iss", settings().site_url)]
+    # An international host or path in ASCII, as a Location header must be.
+    return iri_to_uri(urlunsplit(parts._replace(query=urlencode(pairs))))
 
 
 def _with_iss(response: Response) -> Response:
     """RFC 9207: the issuer on every redirect back to the client."""
     location = response.headers.get("Location")
-    if location and "iss=" not in urlsplit(location).query:
-        response.headers["Location"] = add_params_to_uri(location, {"iss": settings().site_url})
+    if location:
+        response.headers["Location"] = to_client(location, {})
     return response
+
+
+def ascii_host(uri: str) -> str:
+    """The host of `uri` as the browser will ask for it: international names in punycode
+    (a look-alike letter shows), anything else that is not ASCII escaped."""
+    host = urlsplit(uri).hostname or ""
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host.encode("ascii", "backslashreplace").decode("ascii")
 
 
 def _ticket(value: str | None) -> dict[str, str]:
@@ -292,7 +358,8 @@ def consent():
             request=grant.request, grant=grant, grant_user=None))
     choice = next((c for c in choices if c["key"] == request.form.get("organisation", "")), None)
     if choice is None:
-        abort(400)
+        return _error_page(locale, "invalid_request", "You have no role in this organisation "
+                           "that allows what the app asks for; choose again from the app.")
     grant.request.organisation_id = choice["organisation_id"]
     grant.request.granted_scope = " ".join(choice["scopes"])
     return _with_iss(_server().create_authorization_response(
@@ -317,22 +384,26 @@ def _consent_page(locale: str, grant, choices: list[dict], params: dict) -> Resp
     redirect_uri = grant.request.payload.redirect_uri or client.get_default_redirect_uri()
     target = urlsplit(redirect_uri)
     return _page("consent.html", locale, client_name=client.name,
-                 redirect_host=target.hostname, choices=choices,
+                 redirect_host=ascii_host(redirect_uri), choices=choices,
                  ticket=request.values["request"], csrf=csrf_token(),
-                 form_targets=(f"{target.scheme}://{target.netloc}",))
+                 form_targets=(iri_to_uri(f"{target.scheme}://{target.netloc}"),))
 
 
 @blueprint.route("/signin", methods=["GET", "POST"])
 def sign_in():
-    """Sign in with email and password; then on to `next` (a path of this site only)."""
+    """Sign in with email and password; then on to `next` (a path of this site only).
+    Too many attempts (from this address, or at this account) get a page that says how
+    long to wait (429), before the password is looked at."""
     locale = _locale({"ui_locales": request.values.get("lang", "")})
     target = _local_path(request.values.get("next"))
-    failed = False
+    failed, wait = False, None
     if request.method == "POST":
         check_csrf()
-        if _throttled(SIGN_INS) is not None:
-            failed = True
-        else:
+        account = deliveries.address_hash(settings().secret_key,
+                                          request.form.get("email", "").strip())
+        series = f"signin-account:{account}" + (":device" if _known_device(account) else "")
+        wait = _wait(SIGN_INS) or service().usage.backoff(series, **SIGN_IN_BACKOFF)
+        if wait is None:
             try:
                 person = members.sign_in(session(), email=request.form.get("email", ""),
                                          password=request.form.get("password", ""),
@@ -340,20 +411,45 @@ def sign_in():
             except DomainError:
                 failed = True
             else:
+                service().usage.forgive(series)
                 cookie.clear()
-                cookie["person_id"] = person.id
+                cookie["sid"] = members.start_session(session(), person=person, now=now())
                 cookie["csrf"] = secrets.token_urlsafe(32)
-                return redirect(target)
+                return _remember_device(redirect(target), account)
     response = _page("signin.html", locale, next=target, csrf=csrf_token(), failed=failed,
-                     lang=locale)
-    response.status_code = 401 if failed else 200
+                     wait=wait, lang=locale)
+    response.status_code = 429 if wait else 401 if failed else 200
+    if wait:
+        response.headers["Retry-After"] = str(wait)
+    return response
+
+
+def _devices() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(settings().secret_key, salt="known-device")
+
+
+def _known_device(account: str) -> bool:
+    """Whether this browser signed in to `account` before (its `agenda_device` cookie)."""
+    try:
+        return _devices().loads(request.cookies.get(DEVICE_COOKIE, ""),
+                                max_age=DEVICE_LIFETIME) == account
+    except BadSignature:
+        return False
+
+
+def _remember_device(response: Response, account: str) -> Response:
+    response.set_cookie(DEVICE_COOKIE, _devices().dumps(account), max_age=DEVICE_LIFETIME,
+                        httponly=True, samesite="Lax",
+                        secure=settings().site_url.startswith("https://"))
     return response
 
 
 @blueprint.post("/signout")
 def sign_out():
-    """Forget the signed-in person."""
+    """End the session, on the server too (a copy of the cookie stops working)."""
     check_csrf()
+    if "sid" in cookie:
+        members.end_session(session(), cookie["sid"])
     cookie.clear()
     return redirect("/signin")
 
@@ -402,8 +498,12 @@ def _page(template: str, locale: str, *, form_targets: tuple[str, ...] = (),
 
 
 def _error_page(locale: str, error: str, description: str, *, status: int = 400,
-                headers: dict | None = None) -> Response:
-    response = _page("error.html", locale, error=error, description=description)
+                headers: dict | None = None, back: str | None = None,
+                back_host: str | None = None) -> Response:
+    """A page saying what is wrong; `back` is a link to the client, for the person to
+    follow or not."""
+    response = _page("error.html", locale, error=error, description=description, back=back,
+                     back_host=back_host)
     response.status_code = status
     response.headers.update(headers or {})
     return response
@@ -415,27 +515,42 @@ def csrf_token() -> str:
     return cookie["csrf"]
 
 
+class FormRefused(Exception):
+    """A form without the CSRF token of this browser's session (`check_csrf`)."""
+
+
 def check_csrf() -> None:
     """A form must carry the token of this browser's session (and come from this site)."""
     sent = request.form.get("csrf", "")
     if not sent or "csrf" not in cookie or not hmac.compare_digest(sent, cookie["csrf"]):
-        abort(403)
+        raise FormRefused()
+
+
+@blueprint.app_errorhandler(FormRefused)
+def _form_refused(_error: FormRefused) -> Response:
+    """A page (403) on every surface whose forms `check_csrf` guards: they are HTML."""
+    return _error_page(_locale({"ui_locales": request.values.get("lang", "")}), "forbidden",
+                       "This form was not sent from this site's page, or the page is out "
+                       "of date: reload it and try again.", status=403)
 
 
 def signed_in() -> Person | None:
-    person_id = cookie.get("person_id")
-    if person_id is None:
+    """The person this browser's live session signs in, or None."""
+    secret = cookie.get("sid")
+    if not isinstance(secret, str):
         return None
-    person = session().get(Person, person_id)
-    if person is None or person.visibility == "suspended":
+    person = members.session_person(session(), secret, now=now())
+    if person is None:
         cookie.clear()
-        return None
     return person
 
 
 def _local_path(target: str | None) -> str:
-    """`target` when it is a path of this site, else the connected apps page."""
+    """`target` when it is a path of this site, else the connected apps page. Only visible
+    ASCII: a control character (CR, LF) cannot go into the Location header, and the
+    sign-in must not be lost over it."""
     if (not target or not target.startswith("/") or target.startswith("//")
-            or "\\" in target or urlsplit(target).netloc):
+            or "\\" in target or not all("!" <= ch <= "~" for ch in target)
+            or urlsplit(target).netloc):
         return "/settings/apps"
     return target

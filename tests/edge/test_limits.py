@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from edge.limits import Usage
+from edge.limits import Usage, address_key
 from models import tokens
 from models.tokens import Caller
 
@@ -176,6 +176,15 @@ def test_the_requests_of_many_tokens_today_are_read_at_once():
             usage.hit(caller, "/v1/genres")
     assert usage.used_today([busy, idle, capped]) == [3, 0, 2]
     assert usage.used_today([busy]) == [usage.figures(busy).used_today]
+
+
+@pytest.mark.parametrize("address, key", [
+    ("198.51.100.7", "198.51.100.7"), ("::ffff:198.51.100.7", "198.51.100.7"),
+    ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"), ("2001:db8:1:2::", "2001:db8:1:2::/64"),
+    ("unknown", "unknown"),
+])
+def test_an_ipv6_address_counts_as_its_64_in_per_address_limits(address, key):
+    assert address_key(address) == key
 
 
 def _limit_headers(response) -> tuple[str, str, str]:

@@ -166,6 +166,34 @@ def test_a_refund_takes_one_off_todays_count_and_never_creates_one(private_redis
     assert keys == [], "a refund never creates a counter"
 
 
+@pytest.mark.parametrize("store", ["memory", "redis"])
+def test_a_backoff_admits_attempts_made_at_once_exactly_and_doubles_its_wait(
+        store, private_redis):
+    """Sign-ins per account (oauth/views.py): fifty attempts at once from many threads,
+    five free and the sixth admitted, the rest told to wait; then the doubling waits."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    moment = [1_000_000]
+    usage = Usage(private_redis.url if store == "redis" else "memory://", per_minute=120,
+                  per_day=10, clock=lambda: moment[0])
+    backoff = {"free": 5, "longest": 300, "forget_after": 3600}
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        waits = list(pool.map(lambda _: usage.backoff("signin-account:x", **backoff),
+                              range(50)))
+    assert waits.count(None) == 6 and set(waits) == {None, 1}
+    seen = []
+    for _ in range(10):
+        moment[0] += seen[-1] if seen else 1
+        assert usage.backoff("signin-account:x", **backoff) is None
+        seen.append(usage.backoff("signin-account:x", **backoff))
+    assert seen == [2, 4, 8, 16, 32, 64, 128, 256, 300, 300]
+    usage.forgive("signin-account:x")
+    assert [usage.backoff("signin-account:x", **backoff) for _ in range(6)] == [None] * 6
+    if store == "redis":
+        ttl = redis.Redis.from_url(private_redis.url).ttl("agenda:{throttle}:backoff:signin-account:x")
+        assert 3590 < ttl <= 3600
+
+
 def test_anonymous_limits_everywhere_the_readme_promises_them_count_in_redis(private_redis):
     """Requests without a token counted from the event loop (the outermost layer's) and from
     a thread (a failed authentication's) fall in one window of the address, in Redis."""

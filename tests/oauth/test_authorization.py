@@ -309,11 +309,12 @@ def test_a_replayed_code_fails_and_revokes_the_tokens_issued_from_it(client, db,
     ({"code_challenge_method": None}, "S256"),
 ])
 def test_pkce_is_required_with_s256(client, person, extra, problem):
-    app = flow.register(client)
+    # A client the person approved before gets its errors back (test_hardening.py: others
+    # get a page).
+    app, _token = flow.tokens_for(client, person.email)
     params = {key: value for key, value in
               {**flow.authorize_params(app, flow.pkce()[1]), **extra}.items()
               if value is not None}
-    flow.sign_in(client, person.email)
     response = client.get("/oauth/authorize", params=params, follow_redirects=False)
     back = flow.callback(response.headers["Location"])
     assert back["error"] == "invalid_request" and problem in back["error_description"]
@@ -358,8 +359,7 @@ def test_a_redirect_uri_at_the_token_endpoint_must_match(client, person):
 
 
 def test_a_resource_other_than_the_mcp_endpoint_is_invalid_target(client, person):
-    app = flow.register(client)
-    flow.sign_in(client, person.email)
+    app, _token = flow.tokens_for(client, person.email)
     params = flow.authorize_params(app, flow.pkce()[1], resource=f"{SITE}/v1")
     response = client.get("/oauth/authorize", params=params, follow_redirects=False)
     back = flow.callback(response.headers["Location"])

@@ -1,7 +1,9 @@
 """The OAuth limits at their edges, with the specification's numbers: 30 registrations per
 address per 10 minutes, 1,000 for the whole platform per hour, 120 token requests per address
 per minute, 10 minutes for an authorization request to wait for sign-in and consent; and the
-service's own: 60 authorization requests per address per minute."""
+service's own: 60 authorization requests per address per minute, an IPv6 /64 as one address,
+registrations beyond an address's first five of the hour sharing 500, 200 registrations per
+client name an hour, and sign-ins per account with a backoff."""
 
 from __future__ import annotations
 
@@ -46,8 +48,8 @@ def _from(app, address: str):
         yield client
 
 
-def _register(client):
-    return client.post("/oauth/register", json={"client_name": "Limits",
+def _register(client, name: str = "Limits"):
+    return client.post("/oauth/register", json={"client_name": name,
                                                 "redirect_uris": [flow.REDIRECT]})
 
 
@@ -95,10 +97,11 @@ def test_registrations_from_an_address_are_admitted_again_when_the_10_minutes_en
 
 def test_the_1001st_registration_of_the_platform_in_an_hour_is_refused(app, db, clock):
     before = _clients(db)
-    for number in range(40):
+    # Five from each address, of five apps each: none over a share of its own.
+    for number in range(200):
         with _from(app, f"10.0.{number}.1") as client:
-            for _ in range(25):
-                assert _register(client).status_code == 201
+            for _ in range(5):
+                assert _register(client, f"Limits {number % 8}").status_code == 201
     with _from(app, "10.1.0.1") as newcomer:
         _assert_refused(_register(newcomer), 3055)
         # The whole hour: a new 10-minute window of the address does not help.
@@ -107,6 +110,43 @@ def test_the_1001st_registration_of_the_platform_in_an_hour_is_refused(app, db, 
         clock.now = HOUR + 3600
         assert _register(newcomer).status_code == 201
     assert _clients(db) == before + 1001
+
+
+def test_a_few_dozen_addresses_cannot_use_up_the_platforms_registrations(app, db, clock):
+    before = _clients(db)
+    for number in range(40):
+        with _from(app, f"10.2.{number}.1") as client:
+            answers = [_register(client, f"Flood {number} {attempt}") for attempt in range(30)]
+        # The first five of the hour, then the rest from what all such share.
+        assert [answer.status_code for answer in answers[:5]] == [201] * 5
+    assert _clients(db) == before + 40 * 5 + 500
+    with _from(app, "10.3.0.1") as newcomer:
+        assert _register(newcomer, "A Real App").status_code == 201
+        for _ in range(4):
+            assert _register(newcomer, "A Real App").status_code == 201
+        # Its sixth is beyond its first five: the flood used up what those share.
+        _assert_refused(_register(newcomer, "A Real App"), 3055)
+
+
+def test_an_ipv6_64_counts_as_one_address_for_registrations(app, db, clock):
+    for number in range(30):
+        with _from(app, f"2001:db8:1:2::{number + 1:x}") as client:
+            assert _register(client, f"Six {number}").status_code == 201
+    with _from(app, "2001:db8:1:2:ffff:ffff:ffff:ffff") as client:
+        _assert_refused(_register(client, "Six more"), 55)
+    with _from(app, "2001:db8:1:3::1") as neighbour:
+        assert _register(neighbour, "Six more").status_code == 201
+
+
+def test_one_client_name_registers_at_most_200_times_an_hour(app, db, clock):
+    for number in range(20):
+        with _from(app, f"10.4.{number}.1") as client:
+            for _ in range(10):
+                assert _register(client, "Same App").status_code == 201
+    with _from(app, "10.5.0.1") as client:
+        # Names are compared as people read them: case and spacing aside.
+        _assert_refused(_register(client, "  same   APP "), 3055)
+        assert _register(client, "Other App").status_code == 201
 
 
 # --- token requests -----------------------------------------------------------------------
@@ -196,3 +236,101 @@ def test_an_authorization_request_waits_10_minutes_for_consent_and_no_longer(
     assert "request_expired" in posted.text
     assert db.scalar(select(func.count()).select_from(oauth.OAuthGrant).where(
         oauth.OAuthGrant.client_id == registered["client_id"])) == 0
+
+
+# --- sign-ins per account (issue 22): a backoff, not a lockout ------------------------------
+
+def _assert_wait_page(response, retry_after: int) -> None:
+    """429 with `Retry-After` and a page saying to wait, not "wrong password"."""
+    assert response.status_code == 429, response.text
+    assert response.headers["Retry-After"] == str(retry_after)
+    assert response.headers["Content-Type"].startswith("text/html")
+    assert f"Wait {retry_after} seconds" in response.text and "wrong" not in response.text
+
+
+def test_fifty_wrong_passwords_from_five_addresses_are_not_all_tried(app, db, clock, person):
+    answers = []
+    for number in range(5):
+        with _from(app, f"198.51.100.{number + 10}") as client:
+            answers += [flow.sign_in(client, person.email, password=f"guess {number} {attempt}")
+                        for attempt in range(10)]
+    tried = [answer for answer in answers if answer.status_code == 401]
+    # Five at once, the sixth sets a wait of a second: in the same second nothing more.
+    assert len(tried) == 6 and "wrong" in tried[0].text
+    for refused in answers[6:]:
+        _assert_wait_page(refused, 1)
+    # The right password is not looked at either while the wait runs.
+    with _from(app, "198.51.100.99") as owner:
+        _assert_wait_page(flow.sign_in(owner, person.email), 1)
+
+
+def test_the_wait_doubles_with_each_failure_up_to_five_minutes(app, db, clock, person):
+    waits = []
+    with _from(app, "198.51.100.20") as client:
+        for _ in range(5):
+            assert flow.sign_in(client, person.email, password="wrong").status_code == 401
+        for _ in range(12):
+            assert flow.sign_in(client, person.email, password="wrong").status_code == 401
+            refused = flow.sign_in(client, person.email, password="wrong")
+            assert refused.status_code == 429
+            waits.append(int(refused.headers["Retry-After"]))
+            # At least a minute on (an address may try 10 a minute): only the account waits.
+            clock.now += max(waits[-1], 60)
+    assert waits == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300]
+
+
+def test_a_successful_sign_in_starts_the_account_afresh(app, db, clock, person):
+    with _from(app, "198.51.100.30") as client:
+        for _ in range(6):
+            flow.sign_in(client, person.email, password="wrong")
+        _assert_wait_page(flow.sign_in(client, person.email), 1)
+        clock.now += 1
+        assert flow.sign_in(client, person.email).status_code == 302
+    with _from(app, "198.51.100.31") as client:
+        for _ in range(5):
+            assert flow.sign_in(client, person.email, password="wrong").status_code == 401
+
+
+def test_attempts_at_an_account_are_forgotten_an_hour_after_the_last(app, db, clock, person):
+    with _from(app, "198.51.100.32") as client:
+        for _ in range(6):
+            flow.sign_in(client, person.email, password="wrong")
+        store = app.service.usage.store
+        # The memory store's expiry runs on the monotonic clock: an hour passes there.
+        for key in list(store._expiry):
+            store._expiry[key] -= 3600
+        store._swept -= 60
+        clock.now += 3600
+        for _ in range(5):
+            assert flow.sign_in(client, person.email, password="wrong").status_code == 401
+
+
+def test_an_attacker_cannot_keep_the_owner_out_of_a_browser_that_signed_in_before(
+        app, db, clock, person):
+    with _from(app, "198.51.100.40") as owner:
+        assert flow.sign_in(owner, person.email).status_code == 302
+        owner.cookies.delete("agenda_session")  # signed out, the browser remembered
+        for number in range(5):
+            with _from(app, f"203.0.113.{number + 40}") as attacker:
+                for _ in range(10):
+                    flow.sign_in(attacker, person.email, password="guess")
+            clock.now += 60
+        assert flow.sign_in(owner, person.email).status_code == 302
+        # The remembered browser is no way around the wait for guesses either.
+        for _ in range(6):
+            flow.sign_in(owner, person.email, password="wrong")
+        _assert_wait_page(flow.sign_in(owner, person.email, password="wrong"), 1)
+
+
+def test_an_unknown_address_is_limited_like_a_known_one(app, db, clock):
+    with _from(app, "198.51.100.50") as client:
+        for _ in range(6):
+            assert flow.sign_in(client, "nobody@mail.example").status_code == 401
+        _assert_wait_page(flow.sign_in(client, "Nobody@Mail.example "), 1)
+
+
+def test_the_11th_sign_in_from_an_address_in_a_minute_gets_a_page_to_wait(app, db, clock):
+    with _from(app, "198.51.100.60") as client:
+        for number in range(10):
+            assert flow.sign_in(client, f"person{number}@mail.example").status_code == 401
+        _assert_wait_page(flow.sign_in(client, "person10@mail.example"), 55)
