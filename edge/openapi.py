@@ -179,32 +179,38 @@ class AllParametersValidator(ParameterValidator):
     """
 
     def validate_request(self, request: ConnexionRequest) -> None:
-        params = []
-        known = {p["name"] for p in self.parameters.get("query", [])}
-        for name in sorted(set(request.query_params) - known):
-            params.append({"name": name, "in": "query", "message": "is not a known parameter"})
-        sources = {
+        params = parameter_errors(self.parameters, {
             "query": request.query_params,
             "path": request.path_params,
             "header": request.headers,
-        }
-        for location, values in sources.items():
-            for parameter in self.parameters.get(location, []):
-                name = parameter["name"]
-                value = values.get(name)
-                if value is None:
-                    if parameter.get("required"):
-                        params.append({"name": name, "in": location, "message": "is required"})
-                    continue
-                if isinstance(value, str) and "\x00" in value:
-                    params.append({"name": name, "in": location, "message": NUL_MESSAGE})
-                    continue
-                schema = parameter.get("schema", {})
-                for error in compiled(schema).iter_errors(value):
-                    params.append({"name": name, "in": location,
-                                   "message": _short(error.message)})
+        })
         if params:
             raise BadRequest(params)
+
+
+def parameter_errors(parameters: dict[str, list[dict]], sources: dict) -> list[dict]:
+    """Every bad parameter of a request (`details.params`): `parameters` by location, the
+    request's values by location (the query's coerced to their types as Connexion does);
+    unknown query parameters are bad parameters too (decisions.md)."""
+    params = []
+    known = {p["name"] for p in parameters.get("query", [])}
+    for name in sorted(set(sources.get("query", {})) - known):
+        params.append({"name": name, "in": "query", "message": "is not a known parameter"})
+    for location, values in sources.items():
+        for parameter in parameters.get(location, []):
+            name = parameter["name"]
+            value = values.get(name)
+            if value is None:
+                if parameter.get("required"):
+                    params.append({"name": name, "in": location, "message": "is required"})
+                continue
+            if isinstance(value, str) and "\x00" in value:
+                params.append({"name": name, "in": location, "message": NUL_MESSAGE})
+                continue
+            schema = parameter.get("schema", {})
+            for error in compiled(schema).iter_errors(value):
+                params.append({"name": name, "in": location, "message": _short(error.message)})
+    return params
 
 
 class BodyValidator(JSONRequestBodyValidator):
