@@ -26,7 +26,7 @@ from models.calendar import AMSTERDAM, today
 from models.errors import BadRequest, NotFound
 from models.text import slugify
 from openapi.schemas import attribution
-from pages import calendar, reference, subscriptions
+from pages import calendar, discovery, reference, subscriptions
 from pages.words import long_date, money, text_for
 
 blueprint = Blueprint("pages", __name__, template_folder="templates")
@@ -77,7 +77,8 @@ def event_page(slug: str):
         return event_calendar(slug)
     event = events.get_event(session(), slug)
     return _page("pages/event.html", title=event.title, event=event,
-                 has_token_prices=_has_token_prices(event))
+                 has_token_prices=_has_token_prices(event),
+                 event_ld=discovery.json_script(discovery.event_ld(event, site=settings().site_url)))
 
 
 @blueprint.get("/events/<slug>.ics")
