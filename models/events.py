@@ -167,6 +167,9 @@ class EventFilters(Filters):
     radius_km: int | None = None
     # Not a parameter of the API: a city's page keeps the events of its own country.
     country: str | None = None
+    # Not a filter: the facet counts asked for with the list (models/facets.py), bound to its
+    # cursors like the filters.
+    facets: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, *, date_from: dt.date | str | None = None, date_to: dt.date | str | None = None,
@@ -341,15 +344,9 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
 def _statements(given: frozenset[str], has_tickets: bool | None,
                 after: bool) -> tuple[Select, Select]:
     """The two statements of a list with these filters (see `list_events`)."""
-    running = _narrowed(_summaries(), given, has_tickets).where(
+    running = _billed(_narrowed(_summaries(), given, has_tickets), given).where(
         _event.end_date.is_not(None), _event.date < bindparam("date_from"),
         _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
-    if "genre" in given:
-        running = running.where(select(_genre.event_id).where(
-            _genre.event_id == _event.id, _genre.genre == bindparam("genre")).exists())
-    if "artist_id" in given:
-        running = running.where(select(_act.event_id).where(
-            _act.event_id == _event.id, _act.artist_id == bindparam("artist_id")).exists())
     # From `from` on; a genre or artist filter walks its own ordered index instead.
     started = _narrowed(_summaries(), given, has_tickets)
     order = [_event.date, _event.start, _event.id]
@@ -366,6 +363,41 @@ def _statements(given: frozenset[str], has_tickets: bool | None,
         started = started.where(order[0] <= bindparam("date_to"))
     return (keyset_statement(running, [_event.date, _event.start, _event.id], after=after),
             keyset_statement(started, order, after=after))
+
+
+def matching(filters: EventFilters, *, today: dt.date, columns: list,
+             running_only: bool = False, multi_day_only: bool = False) -> Select:
+    """`columns` of every approved event the list of `filters` holds, unordered and with the
+    filters' values bound (facet counts). `running_only`: only those that began before
+    `from` and still run; `multi_day_only`: only multi-day events."""
+    given = frozenset(name for name in _SHAPING if getattr(filters, name) is not None)
+    if filters.min_price:
+        given |= {"min_price"}
+    query = _narrowed(select(*columns).select_from(Event.__table__.join(
+        Venue.__table__, _venue.id == _event.venue_id)), given, filters.has_tickets)
+    running = and_(_event.end_date.is_not(None), _event.date >= bindparam("running_from"),
+                   _event.last_date >= bindparam("date_from"))
+    if running_only:
+        query = query.where(running, _event.date < bindparam("date_from"))
+    elif multi_day_only:
+        query = query.where(running)
+    else:
+        query = query.where(or_(_event.date >= bindparam("date_from"), running))
+    if "date_to" in given:
+        query = query.where(_event.date <= bindparam("date_to"))
+    return _billed(query, given).params(_params(filters, today))
+
+
+def _billed(query: Select, given: frozenset[str]) -> Select:
+    """`query` narrowed to the events of the genre and with the artist given (as subqueries,
+    where the list's part from `from` on walks their ordered indexes instead)."""
+    if "genre" in given:
+        query = query.where(select(_genre.event_id).where(
+            _genre.event_id == _event.id, _genre.genre == bindparam("genre")).exists())
+    if "artist_id" in given:
+        query = query.where(select(_act.event_id).where(
+            _act.event_id == _event.id, _act.artist_id == bindparam("artist_id")).exists())
+    return query
 
 
 def _summary(row, genres: list[str]) -> EventSummary:
