@@ -365,27 +365,40 @@ def _statements(given: frozenset[str], has_tickets: bool | None,
             keyset_statement(started, order, after=after))
 
 
-def matching(filters: EventFilters, *, today: dt.date, columns: list,
-             running_only: bool = False, multi_day_only: bool = False) -> Select:
-    """`columns` of every approved event the list of `filters` holds, unordered and with the
-    filters' values bound (facet counts). `running_only`: only those that began before
-    `from` and still run; `multi_day_only`: only multi-day events."""
+def shape(filters: EventFilters) -> tuple[frozenset[str], bool | None]:
+    """What a statement over these filters depends on: which are given (not their values),
+    and has_tickets' value. Statements are built once a shape and run with `params`."""
     given = frozenset(name for name in _SHAPING if getattr(filters, name) is not None)
     if filters.min_price:
         given |= {"min_price"}
+    return given, filters.has_tickets
+
+
+def params(filters: EventFilters, today: dt.date) -> dict:
+    """The values of the parameters of the statements over these filters."""
+    return _params(filters, today)
+
+
+@functools.lru_cache(maxsize=256)
+def matching(shaped: tuple[frozenset[str], bool | None], columns: tuple,
+             part: str = "all") -> Select:
+    """`columns` of every approved event the list of filters of this `shape` holds, unordered
+    (facet counts); run with `params`. `part`: "all", "running" (those that began before
+    `from` and still run) or "multi_day" (every multi-day event still running on `from`)."""
+    given, has_tickets = shaped
     query = _narrowed(select(*columns).select_from(Event.__table__.join(
-        Venue.__table__, _venue.id == _event.venue_id)), given, filters.has_tickets)
+        Venue.__table__, _venue.id == _event.venue_id)), given, has_tickets)
     running = and_(_event.end_date.is_not(None), _event.date >= bindparam("running_from"),
                    _event.last_date >= bindparam("date_from"))
-    if running_only:
+    if part == "running":
         query = query.where(running, _event.date < bindparam("date_from"))
-    elif multi_day_only:
+    elif part == "multi_day":
         query = query.where(running)
     else:
         query = query.where(or_(_event.date >= bindparam("date_from"), running))
     if "date_to" in given:
         query = query.where(_event.date <= bindparam("date_to"))
-    return _billed(query, given).params(_params(filters, today))
+    return _billed(query, given)
 
 
 def _billed(query: Select, given: frozenset[str]) -> Select:

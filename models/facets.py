@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 
-from sqlalchemy import Date, Index, Integer, String, func, select, union_all
+from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select,
+                        union_all)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base
 from models.errors import BadRequest
-from models.events import Event, EventFilters, EventGenre, matching
+from models import events
+from models.events import Event, EventFilters, EventGenre
 from models.text import fold
 from models.venues import Venue
 
@@ -41,11 +44,26 @@ class EventDayCount(Base):
     ('' for all)."""
 
     __tablename__ = "event_day_counts"
-    __table_args__ = (Index("ix_event_day_counts_genre", "genre", "city_key", "date"),)
+    __table_args__ = (Index("ix_event_day_counts_city_day", "city_key", "date"),
+                      Index("ix_event_day_counts_genre_day", "genre", "date"))
 
     city_key: Mapped[str] = mapped_column(String(100), primary_key=True)
     genre: Mapped[str] = mapped_column(String(60), primary_key=True)
     date: Mapped[dt.date] = mapped_column(Date, primary_key=True)
+    events: Mapped[int] = mapped_column(Integer)
+
+
+class EventMonthCount(Base):
+    """The day counts of a month (`month` is its first day) summed: a year of counts is a
+    dozen rows a value instead of 365."""
+
+    __tablename__ = "event_month_counts"
+    __table_args__ = (Index("ix_event_month_counts_city_month", "city_key", "month"),
+                      Index("ix_event_month_counts_genre_month", "genre", "month"))
+
+    city_key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    genre: Mapped[str] = mapped_column(String(60), primary_key=True)
+    month: Mapped[dt.date] = mapped_column(Date, primary_key=True)
     events: Mapped[int] = mapped_column(Integer)
 
 
@@ -78,20 +96,37 @@ def window(filters: EventFilters, today: dt.date) -> tuple[dt.date, dt.date]:
 def count(session: Session, *, filters: EventFilters, today: dt.date) -> dict[str, list[dict]]:
     """`{facet: [{value, count}]}` for each facet of `filters.facets`."""
     filters.check()
+    _bounded(filters)
     days = window(filters, today) if "date" in filters.facets else None
     answer: dict[str, list[dict]] = {}
     if "genre" in filters.facets:
         answer["genre"] = _top(session, dataclasses.replace(filters, genre=None), "genre", today)
     if "city" in filters.facets:
-        answer["city"] = _cities(session, _top(
-            session, dataclasses.replace(filters, city=None), "city_key", today))
+        answer["city"] = _top(session, dataclasses.replace(filters, city=None), "city_key",
+                              today)
     if days is not None:
         answer["date"] = _days(session, filters, days)
     return answer
 
 
-# Filters that the kept counts know; any other given filter counts the matching rows.
+# Filters that the kept counts know; any other given filter counts the matching rows, which
+# one of the filters in _BOUNDING keeps to the events of one venue, artist or organisation.
 _KEPT = frozenset({"date_from", "date_to", "city", "genre", "radius_km", "facets"})
+_BOUNDING = ("venue_id", "artist_id", "organisation_id")
+_UNKEPT = {"q": "q", "has_tickets": "has_tickets", "max_price": "max_price",
+           "min_price": "min_price", "lat": "lat"}
+
+
+def _bounded(filters: EventFilters) -> None:
+    """Refuse facets over filters that no kept count knows unless one venue, artist or
+    organisation bounds the rows to count: a count over most of the agenda at every request
+    is not offered."""
+    unkept = [name for field, name in _UNKEPT.items() if getattr(filters, field) is not None]
+    if unkept and all(getattr(filters, name) is None for name in _BOUNDING):
+        raise BadRequest([{"name": "facets", "in": "query", "message":
+                           f"facets count with {', '.join(unkept)} only within one "
+                           "venue_id, artist_id or organisation_id; with from, to, city and "
+                           "genre they count the whole agenda"}])
 
 
 def _kept(filters: EventFilters) -> bool:
@@ -99,43 +134,105 @@ def _kept(filters: EventFilters) -> bool:
                if name not in _KEPT)
 
 
-_counts, _event, _genre = (EventDayCount.__table__.c, Event.__table__.c,
-                           EventGenre.__table__.c)
+_counts, _months = EventDayCount.__table__.c, EventMonthCount.__table__.c
+_TABLES = {"days": _counts, "months": _months}
+_event, _genre = Event.__table__.c, EventGenre.__table__.c
+# Events starting on each day of a window, from the kept counts.
+_KEPT_DAYS = select(_counts.date, _counts.events).where(
+    _counts.date.between(bindparam("date_from"), bindparam("date_to")),
+    _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre"))
 
 
 def _top(session: Session, filters: EventFilters, facet: str, today: dt.date) -> list[dict]:
     """The TOP values of `facet` ("genre" or "city_key") by count, highest first."""
     first = filters.date_from or today
+    values = events.params(filters, today)
     if _kept(filters):
-        kept = select(_counts[facet].label("value"), _counts.events.label("n")).where(
-            _counts[facet] != ALL, _counts.date >= first,
-            _scope(filters, other="genre" if facet == "city_key" else "city_key"))
-        if filters.date_to:
-            kept = kept.where(_counts.date <= filters.date_to)
-        # Multi-day events that began before `from` and still run are in the list too.
-        running = _grouped(matching(filters, today=today, columns=[_event.id],
-                                    running_only=True), facet)
-        parts = union_all(kept, running).subquery()
-        statement = select(parts.c.value, func.sum(parts.c.n).label("n")).group_by(
-            parts.c.value)
+        spans = _spans(first, filters.date_to)
+        for index, (_table, low, high) in enumerate(spans):
+            values |= {f"low_{index}": low, f"high_{index}": high}
+        values["scope"] = _scope_value(filters, "genre" if facet == "city_key" else "city_key")
+        statement = _kept_top(facet, events.shape(filters),
+                              tuple((table, high is not None) for table, _low, high in spans))
     else:
-        grouped = _grouped(matching(filters, today=today, columns=[_event.id]), facet).subquery()
-        statement = select(grouped.c.value, grouped.c.n)
-    statement = statement.order_by(statement.selected_columns[1].desc(),
-                                   statement.selected_columns[0]).limit(TOP)
-    return [{"value": value, "count": int(n)} for value, n in session.execute(statement)]
+        statement = _live_top(facet, events.shape(filters))
+    return [{"value": value, "count": int(n)}
+            for value, n in session.execute(statement, values)]
 
 
-def _scope(filters: EventFilters, *, other: str):
-    """Kept counts of the other facet's filter (or of all its values)."""
+@functools.lru_cache(maxsize=256)
+def _kept_top(facet: str, shaped: tuple, spans: tuple) -> Select:
+    """The top of a facet from the kept counts of `spans` ((table, bounded above) each), and
+    the multi-day events that began before `from` and still run (in the list too)."""
+    other = "genre" if facet == "city_key" else "city_key"
+    kept = []
+    for index, (name, bounded) in enumerate(spans):
+        table = _TABLES[name]
+        moment = table.date if name == "days" else table.month
+        conditions = [table[facet] != ALL, table[other] == bindparam("scope"),
+                      moment >= bindparam(f"low_{index}")]
+        if bounded:
+            conditions.append(moment <= bindparam(f"high_{index}"))
+        kept.append(select(table[facet].label("value"), table.events.label("n"))
+                    .where(*conditions))
+    running = _grouped(events.matching(shaped, (_event.id,), "running"), facet)
+    parts = union_all(*kept, running).subquery()
+    return _ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
+                   .group_by(parts.c.value), facet)
+
+
+@functools.lru_cache(maxsize=256)
+def _live_top(facet: str, shaped: tuple) -> Select:
+    """The top of a facet counted over the matching rows."""
+    grouped = _grouped(events.matching(shaped, (_event.id,)), facet).subquery()
+    return _ranked(select(grouped.c.value, grouped.c.n), facet)
+
+
+def _ranked(statement: Select, facet: str) -> Select:
+    """The TOP rows by count (then value); a city as the venues spell its name."""
+    value, n = statement.selected_columns
+    if facet == "city_key":
+        statement = statement.with_only_columns(
+            select(func.min(Venue.city)).where(Venue.city_key == value).scalar_subquery(), n)
+    return statement.order_by(n.desc(), value).limit(TOP)
+
+
+def _scope_value(filters: EventFilters, other: str) -> str:
+    """The kept counts' key of the other facet's filter ('': all its values)."""
     if other == "genre":
-        return _counts.genre == (filters.genre or ALL)
-    return _counts.city_key == (fold(filters.city) if filters.city else ALL)
+        return filters.genre or ALL
+    return fold(filters.city) if filters.city else ALL
 
 
-def _grouped(events, facet: str):
-    """Counts per genre or city of the events of the `matching` statement `events`."""
-    listed = events.subquery()
+def _spans(first: dt.date, last: dt.date | None) -> list[tuple[str, dt.date, dt.date | None]]:
+    """(table, low, high) of the kept counts ("days" or "months"; high None: no end) that
+    cover `first`..`last` (None: no end) exactly once: the whole months from the month
+    counts, the days before the first whole month and after the last one from the days'."""
+    whole_from = first if first.day == 1 else _next_month(first)
+    whole_until = None  # the end (exclusive) of the last whole month
+    if last is not None:
+        ends_month = _next_month(last) - dt.timedelta(days=1) == last
+        whole_until = _next_month(last) if ends_month else last.replace(day=1)
+    spans: list[tuple[str, dt.date, dt.date | None]] = []
+    if first < whole_from:
+        head_end = whole_from - dt.timedelta(days=1)
+        spans.append(("days", first, head_end if last is None else min(last, head_end)))
+    if whole_until is None:
+        spans.append(("months", whole_from, None))
+    elif whole_from < whole_until:
+        spans.append(("months", whole_from, whole_until - dt.timedelta(days=1)))
+    if last is not None and max(whole_from, whole_until) <= last:
+        spans.append(("days", max(whole_from, whole_until), last))
+    return spans
+
+
+def _next_month(day: dt.date) -> dt.date:
+    return (day.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+
+
+def _grouped(listed_events: Select, facet: str) -> Select:
+    """Counts per genre or city of the events of the `matching` statement `listed_events`."""
+    listed = listed_events.subquery()
     if facet == "genre":
         return (select(_genre.genre.label("value"), func.count().label("n"))
                 .join(listed, listed.c.id == _genre.event_id).group_by(_genre.genre))
@@ -143,35 +240,21 @@ def _grouped(events, facet: str):
             .join(listed, listed.c.id == _event.id).group_by(_event.city_key))
 
 
-def _cities(session: Session, counted: list[dict]) -> list[dict]:
-    """City keys as the venues spell the city ("den haag" -> "Den Haag")."""
-    keys = [item["value"] for item in counted]
-    names = {key: name for key, name in session.execute(
-        select(Venue.city_key, func.min(Venue.city)).where(Venue.city_key.in_(keys))
-        .group_by(Venue.city_key))}
-    return [{"value": names.get(item["value"], item["value"]), "count": item["count"]}
-            for item in counted]
-
-
 def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]) -> list[dict]:
     """Events running on each day of the window, ascending (days without any left out)."""
     first, last = days
     on_day = dataclasses.replace(filters, date_from=first, date_to=last)
+    values = events.params(on_day, first) | {
+        "scope_city": _scope_value(filters, "city_key"),
+        "scope_genre": _scope_value(filters, "genre")}
+    shaped = events.shape(on_day)
     counts: dict[dt.date, int] = {}
-    if _kept(filters):
-        statement = select(_counts.date, _counts.events).where(
-            _counts.date.between(first, last), _scope(filters, other="genre"),
-            _scope(filters, other="city_key"))
-    else:
-        started = matching(on_day, today=first, columns=[_event.date]).where(
-            _event.date >= first).subquery()
-        statement = select(started.c.date, func.count()).group_by(started.c.date)
-    for day, n in session.execute(statement):
+    statement = _KEPT_DAYS if _kept(filters) else _live_days(shaped)
+    for day, n in session.execute(statement, values):
         counts[day] = counts.get(day, 0) + n
     # The days after the first of multi-day events (those the start-day counts miss).
-    running = matching(on_day, today=first, columns=[_event.date, _event.last_date],
-                       multi_day_only=True)
-    for day, until in session.execute(running):
+    running = events.matching(shaped, (_event.date, _event.last_date), "multi_day")
+    for day, until in session.execute(running, values):
         begin = max(day + dt.timedelta(days=1), first)
         for offset in range((min(until, last) - begin).days + 1):
             moment = begin + dt.timedelta(days=offset)
@@ -179,31 +262,65 @@ def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]
     return [{"value": day.isoformat(), "count": counts[day]} for day in sorted(counts)]
 
 
+@functools.lru_cache(maxsize=256)
+def _live_days(shaped: tuple) -> Select:
+    """Events starting on each day of the window, counted over the matching rows."""
+    started = events.matching(shaped, (_event.date,)).where(
+        _event.date >= bindparam("date_from")).subquery()
+    return select(started.c.date, func.count()).group_by(started.c.date)
+
+
 # --- the kept counts ------------------------------------------------------------------------
 
-def recount_statements(day: str) -> list[str]:
-    """SQL that counts the approved events starting on `day` (an SQL expression) afresh."""
+def recount_statements(day: str, dialect: str) -> list[str]:
+    """SQL that counts the approved events starting on `day` (an SQL expression) afresh,
+    and sums its month again."""
     approved = f"e.status = 'approved' AND e.date = {day}"
-    genres = "JOIN event_genres g ON g.event_id = e.id"
+    month, following = _month_sql(day, dialect)
     return [
         f"DELETE FROM event_day_counts WHERE date = {day}",
-        "INSERT INTO event_day_counts (city_key, genre, date, events) "
-        f"SELECT e.city_key, '', e.date, count(*) FROM events e WHERE {approved} "
-        "GROUP BY e.city_key, e.date "
-        f"UNION ALL SELECT '', '', e.date, count(*) FROM events e WHERE {approved} "
-        "GROUP BY e.date "
-        f"UNION ALL SELECT e.city_key, g.genre, e.date, count(*) FROM events e {genres} "
-        f"WHERE {approved} GROUP BY e.city_key, g.genre, e.date "
-        f"UNION ALL SELECT '', g.genre, e.date, count(*) FROM events e {genres} "
-        f"WHERE {approved} GROUP BY g.genre, e.date",
+        f"INSERT INTO event_day_counts (city_key, genre, date, events) {_DAY_COUNTS}"
+        .replace("{approved}", approved),
+        f"DELETE FROM event_month_counts WHERE month = {month}",
+        "INSERT INTO event_month_counts (city_key, genre, month, events) "
+        f"SELECT city_key, genre, {month}, sum(events) FROM event_day_counts "
+        f"WHERE date >= {month} AND date < {following} GROUP BY city_key, genre",
     ]
 
 
-RECOUNT_ALL = [
-    "DELETE FROM event_day_counts",
-    *(statement.replace(" AND e.date = e.date", "") for statement in
-      recount_statements("e.date")[1:]),
-]
+# Approved events per day by city and genre, each also over all ('') of them.
+_DAY_COUNTS = (
+    "SELECT e.city_key, '', e.date, count(*) FROM events e WHERE {approved} "
+    "GROUP BY e.city_key, e.date "
+    "UNION ALL SELECT '', '', e.date, count(*) FROM events e WHERE {approved} GROUP BY e.date "
+    "UNION ALL SELECT e.city_key, g.genre, e.date, count(*) FROM events e "
+    "JOIN event_genres g ON g.event_id = e.id WHERE {approved} "
+    "GROUP BY e.city_key, g.genre, e.date "
+    "UNION ALL SELECT '', g.genre, e.date, count(*) FROM events e "
+    "JOIN event_genres g ON g.event_id = e.id WHERE {approved} GROUP BY g.genre, e.date")
+
+
+def _month_sql(day: str, dialect: str) -> tuple[str, str]:
+    """SQL of the first day of `day`'s month and of the next month."""
+    if dialect == "postgresql":
+        return (f"date_trunc('month', {day})::date",
+                f"(date_trunc('month', {day}) + interval '1 month')::date")
+    return f"date({day}, 'start of month')", f"date({day}, 'start of month', '+1 month')"
+
+
+def recount_all(dialect: str) -> list[str]:
+    """SQL that counts every day and month afresh (the migration fills the counts with it)."""
+    month = _month_sql("date", dialect)[0]
+    return [
+        "DELETE FROM event_day_counts",
+        "INSERT INTO event_day_counts (city_key, genre, date, events) "
+        + _DAY_COUNTS.replace("{approved}", "e.status = 'approved'"),
+        "DELETE FROM event_month_counts",
+        "INSERT INTO event_month_counts (city_key, genre, month, events) "
+        f"SELECT city_key, genre, {month}, sum(events) FROM event_day_counts "
+        f"GROUP BY city_key, genre, {month}",
+    ]
+
 
 # PostgreSQL: statement triggers note the start days a transaction changed (old and new);
 # as it commits, one deferred trigger counts those days afresh, one transaction at a time
@@ -239,7 +356,7 @@ POSTGRESQL_FUNCTIONS = [
     BEGIN
       PERFORM pg_advisory_xact_lock(hashtext('event_day_counts'));
       FOR day IN DELETE FROM event_counts_pending WHERE txid = NEW.txid RETURNING date LOOP
-        {"; ".join(recount_statements("day"))};
+        {"; ".join(recount_statements("day", "postgresql"))};
       END LOOP;
       RETURN NULL;
     END $$""",
@@ -272,7 +389,7 @@ def sqlite_triggers() -> list[str]:
     for table, by_event in days.items():
         for event, changed in by_event.items():
             body = " ".join(f"{statement};" for day in changed
-                            for statement in recount_statements(day))
+                            for statement in recount_statements(day, "sqlite"))
             triggers.append(f"CREATE TRIGGER event_days_{event.lower()}_{table} AFTER {event} "
                             f"ON {table} BEGIN {body} END")
     return triggers

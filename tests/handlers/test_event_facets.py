@@ -10,11 +10,10 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from models import facets
-from models.facets import EventDayCount
 from tests import api, factories
 from tests.api import day
 from tests.factories import EventFactory, VenueFactory
@@ -65,15 +64,20 @@ def agenda(db):
     EventFactory(date=day(20), venue=utrecht, genre_names=["House", "Disco"])
     EventFactory(date=day(2), venue=utrecht, genre_names=["Techno"], status="pending")
     EventFactory(date=day(-9), venue=amsterdam, genre_names=["Techno"])
+    return {"amsterdam": amsterdam.id, "utrecht": utrecht.id}
 
 
 @pytest.mark.parametrize("filters", [
     {}, {"city": "amsterdam"}, {"genre": "Techno"}, {"genre": "House", "city": "Utrecht"},
     {"from": day(1).isoformat(), "to": day(4).isoformat()},
-    {"q": "warehouse"}, {"max_price": "20", "genre": "Techno"}, {"has_tickets": "true"},
+    {"venue_id": "amsterdam"}, {"q": "warehouse", "venue_id": "utrecht"},
+    {"max_price": "20", "genre": "Techno", "venue_id": "amsterdam"},
+    {"has_tickets": "true", "venue_id": "amsterdam", "city": "Amsterdam"},
 ], ids=lambda filters: ",".join(filters) or "none")
 def test_facets_count_the_whole_list_with_every_filter_but_their_own(client, auth, agenda,
                                                                      filters):
+    if "venue_id" in filters:
+        filters = {**filters, "venue_id": agenda[filters["venue_id"]]}
     body = EVENTS.page(client, auth, limit=2, facets="genre,city,date", **filters)
     first = dt.date.fromisoformat(filters.get("from", api.TODAY.isoformat()))
     last = dt.date.fromisoformat(filters["to"]) if "to" in filters else (
@@ -83,6 +87,16 @@ def test_facets_count_the_whole_list_with_every_filter_but_their_own(client, aut
         "city": _expected(client, auth, filters, "city"),
         "date": _expected(client, auth, filters, "date", first, last),
     }
+
+
+def test_facets_over_text_price_tickets_or_radius_need_one_venue_artist_or_organisation(
+        client, auth, agenda):
+    for unkept in ({"q": "warehouse"}, {"max_price": "20"}, {"has_tickets": "false"},
+                   {"lat": "52.37", "lng": "4.9"}, {"min_price": "1", "city": "Amsterdam"}):
+        assert EVENTS.bad(client, auth, facets="genre", **unkept) == {"facets"}
+    body = EVENTS.page(client, auth, facets="genre", q="warehouse",
+                       venue_id=agenda["utrecht"])
+    assert body["meta"]["facets"] == {"genre": [{"value": "Techno", "count": 1}]}
 
 
 def test_a_menu_still_counts_the_genres_beside_the_one_taken(client, auth, agenda):
@@ -170,22 +184,28 @@ def test_the_kept_counts_follow_every_change_to_the_agenda(client, auth, db):
 
 
 def _kept(connection) -> set[tuple]:
-    return {tuple(row) for row in connection.execute(select(
-        EventDayCount.city_key, EventDayCount.genre, EventDayCount.date, EventDayCount.events))}
+    """Every kept count, by day and by month."""
+    return {tuple(row) for table in ("event_day_counts", "event_month_counts")
+            for row in connection.execute(text(f"SELECT '{table}', * FROM {table}"))}
 
 
 def _recounted(connection) -> set[tuple]:
     """The counts made afresh from the events, as the migration fills them."""
-    connection.execute(text("CREATE TEMPORARY TABLE recount AS SELECT * FROM event_day_counts "
-                            "WHERE 1 = 0"))
-    for statement in facets.RECOUNT_ALL[1:]:
-        connection.execute(text(statement.replace("INSERT INTO event_day_counts",
-                                                  "INSERT INTO recount")))
-    found = {tuple(row) for row in connection.execute(text(
-        "SELECT city_key, genre, date, events FROM recount"))}
-    connection.execute(text("DROP TABLE recount"))
-    return {(c, g, d if isinstance(d, dt.date) else dt.date.fromisoformat(d), n)
-            for c, g, d, n in found}
+    dialect = connection.get_bind().dialect.name if hasattr(connection, "get_bind") else \
+        connection.dialect.name
+    renamed = {"event_day_counts": "recount_days", "event_month_counts": "recount_months"}
+    for table, copy in renamed.items():
+        connection.execute(text(f"CREATE TEMPORARY TABLE {copy} AS SELECT * FROM {table} "
+                                "WHERE 1 = 0"))
+    for statement in facets.recount_all(dialect):
+        for table, copy in renamed.items():
+            statement = statement.replace(table, copy)
+        connection.execute(text(statement))
+    found = {(table, *row) for table, copy in renamed.items()
+             for row in connection.execute(text(f"SELECT * FROM {copy}"))}
+    for copy in renamed.values():
+        connection.execute(text(f"DROP TABLE {copy}"))
+    return found
 
 
 def test_concurrent_committing_writers_leave_exact_counts(committing, db):
@@ -225,3 +245,29 @@ def test_concurrent_committing_writers_leave_exact_counts(committing, db):
     with engine.begin() as connection:
         assert _kept(connection) == _recounted(connection)
         assert connection.scalar(text("SELECT count(*) FROM event_counts_pending")) == 0
+
+
+def test_kept_counts_cover_any_window_day_by_day_exactly_once():
+    """Whole months come from the month counts, the edges from the day counts."""
+    horizon = dt.date(2032, 12, 31)
+    for first in (dt.date(2031, 1, 1), dt.date(2031, 1, 31), dt.date(2031, 2, 14)):
+        for length in (0, 1, 13, 14, 27, 28, 45, 59, 60, 400, None):
+            last = None if length is None else first + dt.timedelta(days=length)
+            covered: collections.Counter = collections.Counter()
+            for table, low, high in facets._spans(first, last):
+                moment = low
+                while moment <= (high or horizon):
+                    if table == "days":
+                        covered[moment] += 1
+                        moment += dt.timedelta(days=1)
+                    else:
+                        assert moment.day == 1
+                        following = (moment + dt.timedelta(days=32)).replace(day=1)
+                        for offset in range((following - moment).days):
+                            covered[moment + dt.timedelta(days=offset)] += 1
+                        moment = following
+            wanted = {first + dt.timedelta(days=offset)
+                      for offset in range(((last or horizon) - first).days + 1)}
+            assert set(covered) >= wanted and all(covered[d] == 1 for d in wanted), (first, last)
+            assert not last or max(covered) == last, (first, last)
+

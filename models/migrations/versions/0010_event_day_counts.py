@@ -1,4 +1,4 @@
-"""event day counts: approved events per start day, city and genre, kept by triggers
+"""event day counts: approved events per start day (and month), city and genre, kept by triggers
 
 Revision ID: 0010
 Revises: 0009
@@ -11,7 +11,7 @@ agenda's rows at every request. The counts are filled from the events already th
 import sqlalchemy as sa
 from alembic import op
 
-from models.facets import POSTGRESQL_FUNCTIONS, RECOUNT_ALL, postgresql_triggers, sqlite_triggers
+from models.facets import POSTGRESQL_FUNCTIONS, postgresql_triggers, recount_all, sqlite_triggers
 
 revision = '0010'
 down_revision = '0009'
@@ -29,9 +29,23 @@ def upgrade() -> None:
     sa.Column('events', sa.Integer(), nullable=False),
     sa.PrimaryKeyConstraint('city_key', 'genre', 'date', name=op.f('pk_event_day_counts'))
     )
-    op.create_index('ix_event_day_counts_genre', 'event_day_counts',
-                    ['genre', 'city_key', 'date'], unique=False)
-    if op.get_bind().dialect.name == "postgresql":
+    op.create_index('ix_event_day_counts_city_day', 'event_day_counts', ['city_key', 'date'],
+                    unique=False)
+    op.create_index('ix_event_day_counts_genre_day', 'event_day_counts', ['genre', 'date'],
+                    unique=False)
+    op.create_table('event_month_counts',
+    sa.Column('city_key', sa.String(length=100), nullable=False),
+    sa.Column('genre', sa.String(length=60), nullable=False),
+    sa.Column('month', sa.Date(), nullable=False),
+    sa.Column('events', sa.Integer(), nullable=False),
+    sa.PrimaryKeyConstraint('city_key', 'genre', 'month', name=op.f('pk_event_month_counts'))
+    )
+    op.create_index('ix_event_month_counts_city_month', 'event_month_counts',
+                    ['city_key', 'month'], unique=False)
+    op.create_index('ix_event_month_counts_genre_month', 'event_month_counts',
+                    ['genre', 'month'], unique=False)
+    dialect = op.get_bind().dialect.name
+    if dialect == "postgresql":
         for statement in POSTGRESQL_FUNCTIONS:
             op.execute(statement)
         for table in TABLES:
@@ -40,7 +54,7 @@ def upgrade() -> None:
     else:
         for statement in sqlite_triggers():
             op.execute(statement)
-    for statement in RECOUNT_ALL:
+    for statement in recount_all(dialect):
         op.execute(statement)
 
 
@@ -56,5 +70,5 @@ def downgrade() -> None:
         op.execute("DROP TABLE event_counts_pending")  # with its trigger
         for function in ("event_days_changed", "event_days_committing"):
             op.execute(f"DROP FUNCTION {function}()")
-    op.drop_index('ix_event_day_counts_genre', table_name='event_day_counts')
+    op.drop_table('event_month_counts')
     op.drop_table('event_day_counts')
