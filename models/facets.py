@@ -191,10 +191,13 @@ def _live_top(facet: str, shaped: tuple) -> Select:
 def _ranked(statement: Select, facet: str) -> Select:
     """The TOP rows by count (then value); a city as the venues spell its name."""
     value, n = statement.selected_columns
-    if facet == "city_key":
-        statement = statement.with_only_columns(
-            select(func.min(Venue.city)).where(Venue.city_key == value).scalar_subquery(), n)
-    return statement.order_by(n.desc(), value).limit(TOP)
+    top = statement.order_by(n.desc(), value).limit(TOP)
+    if facet != "city_key":
+        return top
+    # The names of the top cities only, in the same order.
+    ranked = top.subquery()
+    return select(select(func.min(Venue.city)).where(Venue.city_key == ranked.c.value)
+                  .scalar_subquery(), ranked.c.n).order_by(ranked.c.n.desc(), ranked.c.value)
 
 
 def _scope_value(filters: EventFilters, other: str) -> str:
