@@ -322,7 +322,9 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
     """The values of the list's statements' parameters (those of absent filters unused)."""
     date_from = filters.date_from or today
     params = {
-        "date_from": date_from, "running_from": date_from - dt.timedelta(days=MAX_SPAN_DAYS),
+        "date_from": date_from,
+        "running_from": max(date_from, dt.date.min + dt.timedelta(days=MAX_SPAN_DAYS))
+        - dt.timedelta(days=MAX_SPAN_DAYS),
         "date_to": filters.date_to, "today": today,
         "city_key": filters.city and fold(filters.city), "country": filters.country,
         "genre": filters.genre, "venue_id": filters.venue_id, "artist_id": filters.artist_id,

@@ -85,7 +85,8 @@ def window(filters: EventFilters, today: dt.date) -> tuple[dt.date, dt.date]:
     """The days the date counts cover: `from` (default today) to `to`, or the 62 days from
     `from`; a longer window is a `BadRequest` naming `facets`."""
     first = filters.date_from or today
-    last = filters.date_to or first + dt.timedelta(days=MAX_DAYS - 1)
+    last = filters.date_to or min(first, dt.date.max - dt.timedelta(days=MAX_DAYS - 1)) + \
+        dt.timedelta(days=MAX_DAYS - 1)
     if (last - first).days + 1 > MAX_DAYS:
         raise BadRequest([{"name": "facets", "in": "query", "message":
                            f"date counts cover at most {MAX_DAYS} days; from..to spans "
@@ -230,6 +231,9 @@ def _spans(first: dt.date, last: dt.date | None) -> list[tuple[str, dt.date, dt.
 
 
 def _next_month(day: dt.date) -> dt.date:
+    """The first day of the month after `day`'s (the last day there is, in December 9999)."""
+    if day >= dt.date(9999, 12, 1):
+        return dt.date.max
     return (day.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
 
 

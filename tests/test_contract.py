@@ -13,7 +13,8 @@ import schemathesis
 from schemathesis.config import SchemathesisConfig
 from schemathesis.core.parameters import ParameterLocation
 
-from models import badges
+from models import badges, facets
+from models.calendar import today
 from tests.factories import (ArtistFactory, EventFactory, PersonFactory, ReleaseFactory,
                              TicketFactory, TokenReportFactory, VenueFactory)
 
@@ -78,7 +79,9 @@ def _make_positive(query: dict) -> None:
 
     A cursor is signed by the server (clients never make one up), and some parameters
     depend on each other (lat with lng, from <= to,
-    min_price <= max_price); tests/handlers/test_events.py checks those 400s.
+    min_price <= max_price); tests/handlers/test_events.py checks those 400s. So do
+    facets (day counts over at most 62 days; text, price, tickets or radius only within a
+    venue, artist or organisation): tests/handlers/test_event_facets.py checks those.
     """
     query.pop("cursor", None)
     _without_nul(query)
@@ -89,6 +92,20 @@ def _make_positive(query: dict) -> None:
         query["from"], query["to"] = query["to"], query["from"]
     if "min_price" in query and "max_price" in query and query["min_price"] > query["max_price"]:
         query["min_price"], query["max_price"] = query["max_price"], query["min_price"]
+    if "facets" in query and (_facets_window_too_long(query) or _facets_unbounded(query)):
+        query.pop("facets")
+
+
+def _facets_window_too_long(query: dict) -> bool:
+    if "date" not in str(query["facets"]) or "to" not in query:
+        return False
+    first = dt.date.fromisoformat(str(query["from"])) if "from" in query else today()
+    return (dt.date.fromisoformat(str(query["to"])) - first).days + 1 > facets.MAX_DAYS
+
+
+def _facets_unbounded(query: dict) -> bool:
+    unkept = {"q", "has_tickets", "max_price", "min_price", "lat"} & set(query)
+    return bool(unkept) and not {"venue_id", "artist_id", "organisation_id"} & set(query)
 
 
 def _without_nul(values: dict) -> None:

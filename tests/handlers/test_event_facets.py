@@ -161,6 +161,10 @@ def test_bad_facets_and_a_window_over_62_days_are_a_400_naming_facets(client, au
     response = client.get("/v1/events", headers=auth, params={
         "facets": "date", "to": day(100).isoformat()})
     assert "62 days" in response.json()["error"]["details"]["params"][0]["message"]
+    # At the ends of the calendar too.
+    EVENTS.page(client, auth, facets="genre,city,date", **{"from": "9999-12-20"})
+    EVENTS.page(client, auth, facets="genre,city,date", **{"from": "0001-01-01",
+                                                            "to": "0001-01-31"})
     # Without the day counts any window is fine; 62 days with them too.
     EVENTS.page(client, auth, facets="genre,city", to=day(400).isoformat())
     EVENTS.page(client, auth, facets="date", to=day(61).isoformat())
