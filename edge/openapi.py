@@ -273,6 +273,31 @@ class AllParametersValidator(ParameterValidator):
         return params
 
 
+def parameter_errors(parameters: dict[str, list[dict]], sources: dict) -> list[dict]:
+    """Every bad parameter of values read outside Connexion (a page's query taken as GET
+    /v1/events filters, pages/subscriptions.py): `parameters` by location, the values by
+    location (coerced to their types as Connexion does); unknown query parameters are bad
+    parameters too (decisions.md)."""
+    params = []
+    known = {p["name"] for p in parameters.get("query", [])}
+    for name in sorted(set(sources.get("query", {})) - known):
+        params.append({"name": name, "in": "query", "message": "is not a known parameter"})
+    for location, values in sources.items():
+        for parameter in parameters.get(location, []):
+            name = parameter["name"]
+            value = values.get(name)
+            if value is None:
+                if parameter.get("required"):
+                    params.append({"name": name, "in": location, "message": "is required"})
+                continue
+            if isinstance(value, str) and "\x00" in value:
+                params.append({"name": name, "in": location, "message": NUL_MESSAGE})
+                continue
+            for error in compiled(parameter.get("schema", {})).iter_errors(value):
+                params.append({"name": name, "in": location, "message": _short(error.message)})
+    return params
+
+
 # No body of the document nests deeper than 4; a deeper one is refused before any schema
 # (validating and describing a 1,000-deep value would exhaust Python's recursion limit).
 MAX_DEPTH = 32

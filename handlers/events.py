@@ -5,35 +5,40 @@ from edge.context import session, settings
 from edge.openapi import rules
 from edge.problems import QUERY_NAMES
 from handlers import envelope
-from models import events
+from models import events, facets as facet_counts
 from models.calendar import today
-from openapi.schemas.events import EVENT_SUMMARIES, EventDetailSchema
+from openapi.schemas.events import EVENT_SUMMARIES, EventDetailSchema, EventFacetsSchema
 
 detail = EventDetailSchema()
 # The filters' domain names by the names of the query string (`from` is `date_from`).
 FIELDS = {query: field for field, query in QUERY_NAMES.items()}
+facet_counts_schema = EventFacetsSchema()
 
 
 def _rules(query: dict) -> list[dict]:
     """GET /events' rules (`EventFilters.problems`) over its filters the schema accepted."""
     fields = {FIELDS.get(name, name): value for name, value in query.items()
-              if name not in ("limit", "cursor")}
+              if name not in ("limit", "cursor", "facets")}
     return events.EventFilters.of(**fields).problems()
 
 
 @rules(_rules)
 def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, city=None,
                 genre=None, venue_id=None, artist_id=None, organisation_id=None, q=None,
-                has_tickets=None, max_price=None, min_price=None, lat=None, lng=None):
-    """Approved NL and BE events, soonest first, from today unless `from` is given."""
+                has_tickets=None, max_price=None, min_price=None, lat=None, lng=None, facets=None):
+    """Approved NL and BE events, soonest first, from today unless `from` is given; with
+    `facets`, the counts per genre, city and day of the whole list."""
     wanted = events.EventFilters.of(
         date_from=from_, date_to=to, radius_km=radius_km, city=city, genre=genre,
         venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id, q=q,
-        has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng)
+        has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng,
+        facets=facet_counts.parse(facets))
+    counted = wanted.facets and {"facets": facet_counts_schema.dump(
+        facet_counts.count(session(), filters=wanted, today=today()))}
     page = paging.page(wanted, cursor, secret=settings().secret_key, fetch=lambda after: (
         events.list_events(session(), filters=wanted, today=today(), limit=limit, after=after)))
     return envelope.public_page(EVENT_SUMMARIES.dump(page.items), limit=limit,
-                                next_cursor=page.next_cursor)
+                                next_cursor=page.next_cursor, meta=counted or None)
 
 
 def get_event(id_: str):

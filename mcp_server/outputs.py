@@ -68,11 +68,23 @@ def who_am_i(document: dict) -> dict:
 
 
 def without_request_id(document: dict, meta: dict) -> dict:
-    """A meta schema of the document without `request_id`."""
-    meta = copy.deepcopy(resolve(document, meta))
+    """A meta schema of the document without `request_id` (an `allOf` of objects merged
+    into one first, as `EventListMeta` is)."""
+    meta = _merged(document, resolve(document, meta))
     meta["properties"].pop("request_id", None)
     meta["required"] = [name for name in meta.get("required", []) if name != "request_id"]
     return meta
+
+
+def _merged(document: dict, schema: dict) -> dict:
+    """`schema` with the properties and required fields of its `allOf` parts in one object."""
+    merged = copy.deepcopy({key: value for key, value in schema.items() if key != "allOf"})
+    for part in schema.get("allOf", []):
+        part = _merged(document, resolve(document, part))
+        merged.setdefault("type", part.get("type", "object"))
+        merged["properties"] = {**merged.get("properties", {}), **part.get("properties", {})}
+        merged["required"] = [*merged.get("required", []), *part.get("required", [])]
+    return merged
 
 
 def _operation(document: dict, operation_id: str) -> dict:

@@ -16,7 +16,7 @@ import dataclasses
 import datetime as dt
 import functools
 from importlib import metadata
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import orjson
 from marshmallow.experimental.context import Context as SchemaContext
@@ -35,7 +35,7 @@ from openapi.schemas.account import MeSchema
 from openapi.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
 from openapi.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
 from openapi.schemas.cities import CitySchema
-from openapi.schemas.events import EVENT_SUMMARIES, EventDetailSchema
+from openapi.schemas.events import EVENT_SUMMARIES, EventDetailSchema, EventFacetsSchema
 from openapi.schemas.fragments import Serialized
 from openapi.schemas.festivals import TokenPricesSchema, TokenReportSchema
 from openapi.schemas.genres import GenreSchema
@@ -46,6 +46,7 @@ from openapi.schemas.venues import VenueDetailSchema, VenueSummarySchema
 from mcp_server.identity import Identity
 from models import (artists, attendance, badges, calendar, cities, door, events,
                     festivals, genres, organisations, releases, sales, tokens, venues)
+from models import facets as facet_counts
 from models.db import now
 from models.errors import DomainError
 from models.unit_of_work import transaction
@@ -203,16 +204,22 @@ def search_events(
         radius_km: Annotated[int | None, Field(ge=1, le=200, description="Distance from "
                                                "lat,lng in km (default 25); needs lat and "
                                                "lng.")] = None,
+        facets: Annotated[list[Literal["genre", "city", "date"]] | None, Field(
+            description="Counts of the whole list per genre, city and/or day (meta.facets), as "
+                        "GET /events?facets= gives them.")] = None,
         limit: Limit = 25, cursor: Cursor = None) -> Answer:
     with opened(ctx, "read") as call:
         wanted = events.EventFilters.of(
             date_from=date_from, date_to=date_to, radius_km=radius_km, city=city, genre=genre,
             venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id, q=q,
-            has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng)
+            has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng,
+            facets=facet_counts.parse(",".join(facets)) if facets else None)
+        counted = {"facets": EventFacetsSchema().dump(facet_counts.count(
+            call.session, filters=wanted, today=call.today()))} if wanted.facets else {}
         return call.page(wanted, cursor, limit=limit, schema=EVENT_SUMMARIES,
                          fetch=lambda after: events.list_events(
                              call.session, filters=wanted, today=call.today(), limit=limit,
-                             after=after))
+                             after=after), **counted)
 
 
 @tool("read", "Event detail", "One event by id or slug, with its bill, set times and maps.",

@@ -171,6 +171,9 @@ class EventFilters(Filters):
     radius_km: int | None = None
     # Not a parameter of the API: a city's page keeps the events of its own country.
     country: str | None = None
+    # Not a filter: the facet counts asked for with the list (models/facets.py), bound to its
+    # cursors like the filters.
+    facets: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, *, date_from: dt.date | str | None = None, date_to: dt.date | str | None = None,
@@ -337,7 +340,9 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
     """The values of the list's statements' parameters (those of absent filters unused)."""
     date_from = filters.date_from or today
     params = {
-        "date_from": date_from, "running_from": date_from - dt.timedelta(days=MAX_SPAN_DAYS),
+        "date_from": date_from,
+        "running_from": max(date_from, dt.date.min + dt.timedelta(days=MAX_SPAN_DAYS))
+        - dt.timedelta(days=MAX_SPAN_DAYS),
         "date_to": filters.date_to, "today": today,
         "city_key": filters.city and fold(filters.city), "country": filters.country,
         "genre": filters.genre, "venue_id": filters.venue_id, "artist_id": filters.artist_id,
@@ -359,15 +364,9 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
 def _statement(given: frozenset[str], has_tickets: bool | None, after: bool) -> Select:
     """The statement of a list with these filters: its two ranges (see `list_events`) in
     one."""
-    running = _narrowed(_summaries(), given, has_tickets).where(
+    running = _billed(_narrowed(_summaries(), given, has_tickets), given).where(
         _event.end_date.is_not(None), _event.date < bindparam("date_from"),
         _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
-    if "genre" in given:
-        running = running.where(select(_genre.event_id).where(
-            _genre.event_id == _event.id, _genre.genre == bindparam("genre")).exists())
-    if "artist_id" in given:
-        running = running.where(select(_act.event_id).where(
-            _act.event_id == _event.id, _act.artist_id == bindparam("artist_id")).exists())
     # From `from` on; a genre or artist filter walks its own ordered index instead.
     started = _narrowed(_summaries(), given, has_tickets)
     order = [_event.date, _event.start, _event.id]
@@ -386,6 +385,54 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool) -> 
                                           after=after),
                          keyset_statement(started, order, after=after)),
                         ("date", "start", "id"))
+
+
+def shape(filters: EventFilters) -> tuple[frozenset[str], bool | None]:
+    """What a statement over these filters depends on: which are given (not their values),
+    and has_tickets' value. Statements are built once a shape and run with `params`."""
+    given = frozenset(name for name in _SHAPING if getattr(filters, name) is not None)
+    if filters.min_price:
+        given |= {"min_price"}
+    return given, filters.has_tickets
+
+
+def params(filters: EventFilters, today: dt.date) -> dict:
+    """The values of the parameters of the statements over these filters."""
+    return _params(filters, today)
+
+
+@functools.lru_cache(maxsize=256)
+def matching(shaped: tuple[frozenset[str], bool | None], columns: tuple,
+             part: str = "all") -> Select:
+    """`columns` of every approved event the list of filters of this `shape` holds, unordered
+    (facet counts); run with `params`. `part`: "all", "running" (those that began before
+    `from` and still run) or "multi_day" (every multi-day event still running on `from`)."""
+    given, has_tickets = shaped
+    query = _narrowed(select(*columns).select_from(Event.__table__.join(
+        Venue.__table__, _venue.id == _event.venue_id)), given, has_tickets)
+    running = and_(_event.end_date.is_not(None), _event.date >= bindparam("running_from"),
+                   _event.last_date >= bindparam("date_from"))
+    if part == "running":
+        query = query.where(running, _event.date < bindparam("date_from"))
+    elif part == "multi_day":
+        query = query.where(running)
+    else:
+        query = query.where(or_(_event.date >= bindparam("date_from"), running))
+    if "date_to" in given:
+        query = query.where(_event.date <= bindparam("date_to"))
+    return _billed(query, given)
+
+
+def _billed(query: Select, given: frozenset[str]) -> Select:
+    """`query` narrowed to the events of the genre and with the artist given (as subqueries,
+    where the list's part from `from` on walks their ordered indexes instead)."""
+    if "genre" in given:
+        query = query.where(select(_genre.event_id).where(
+            _genre.event_id == _event.id, _genre.genre == bindparam("genre")).exists())
+    if "artist_id" in given:
+        query = query.where(select(_act.event_id).where(
+            _act.event_id == _event.id, _act.artist_id == bindparam("artist_id")).exists())
+    return query
 
 
 def _summary(row, genres: list[str]) -> EventSummary:

@@ -12,6 +12,7 @@ from sqlalchemy import Integer, String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base
+from models.errors import NotFound
 from models.paging import Filters, Page, keyset_page
 
 # (name, group), in the order of the list.
@@ -55,3 +56,11 @@ def list_genres(session: Session, *, after: list | None, limit: int) -> Page:
     """The genres in list order, from after keyset position `after`."""
     return keyset_page(session, select(Genre), order=[Genre.position], after=after,
                        limit=limit, key_of=lambda genre: (genre.position,))
+
+
+def get_genre(session: Session, slug: str) -> Genre:
+    """The genre with this slug; `NotFound` otherwise."""
+    genre = session.get(Genre, slug)
+    if genre is None:
+        raise NotFound("genre", slug)
+    return genre

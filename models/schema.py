@@ -4,6 +4,7 @@ from models import (  # noqa: F401
     artists,
     badges,
     events,
+    facets,
     festivals,
     genres,
     oauth,

@@ -1,44 +1,31 @@
-"""An event as an iCalendar (RFC 5545) file: one VEVENT, times in UTC.
+"""Events as iCalendar (RFC 5545), written with the `icalendar` package: one event's file
+(`/events/{slug}.ics`) and the feed of a search (`/calendar.ics?<filters of GET /v1/events>`).
 
-Times are given in UTC (`...Z`) rather than with a TZID, which would need a
-VTIMEZONE component describing the zone's rules inside the file.
+Times are given in UTC (`...Z`) rather than with a TZID, which would need a VTIMEZONE
+component describing the zone's rules inside the file; the event's own time zone decides
+which UTC moments its local times are, across midnight and the DST changes alike.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterable
 from zoneinfo import ZoneInfo
 
-from models.events import Event
+import icalendar
 
 PRODUCT = "-//Event Agenda Service//Public pages//EN"
-# RFC 5545 3.1: lines of at most 75 octets, longer ones folded with CRLF and a space.
-LINE_OCTETS = 75
+# How often a subscribed calendar app should fetch the feed again (X-PUBLISHED-TTL,
+# REFRESH-INTERVAL of RFC 7986).
+REFRESH = dt.timedelta(hours=1)
+# SEQUENCE is the seconds from this moment (2020-01-01 UTC) to the event's last change:
+# it grows with every change without a stored counter and fits the 32-bit integers
+# calendar apps keep it in until 2088.
+SEQUENCE_EPOCH = 1577836800
 
 
-def escape(text: str) -> str:
-    """A TEXT value (RFC 5545 3.3.11): backslash, semicolon, comma and newlines escaped."""
-    return (text.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,")
-            .replace("\r\n", "\\n").replace("\r", "\\n").replace("\n", "\\n"))
-
-
-def fold(line: str) -> str:
-    """One content line folded into pieces of at most 75 octets, never inside a character."""
-    pieces, piece, size = [], "", 0
-    for char in line:
-        octets = len(char.encode("utf-8"))
-        # Continuation lines start with a space, which counts toward their 75 octets.
-        if size + octets > LINE_OCTETS:
-            pieces.append(piece)
-            piece, size = " ", 1
-        piece += char
-        size += octets
-    pieces.append(piece)
-    return "\r\n".join(pieces)
-
-
-def times(event: Event) -> tuple[dt.datetime, dt.datetime]:
-    """Start and end in UTC; the new dates of a postponed event.
+def times(event) -> tuple[dt.datetime, dt.datetime]:
+    """Start and end in UTC of an `Event` or `EventSummary`; the new dates of a postponed one.
 
     The event ends at `end` on its last day, or on the day after when `end` is not
     after `start` (a night from 23:00 to 06:00).
@@ -53,31 +40,64 @@ def times(event: Event) -> tuple[dt.datetime, dt.datetime]:
             dt.datetime.combine(last, end, zone).astimezone(dt.UTC))
 
 
-def _utc(moment: dt.datetime) -> str:
-    return moment.strftime("%Y%m%dT%H%M%SZ")
+def location(venue) -> str:
+    """Venue, address and city, the city once (an address may already end in it)."""
+    parts = [venue.name]
+    if venue.address and venue.address != venue.name:
+        parts.append(venue.address)
+    if venue.city and not parts[-1].casefold().endswith(venue.city.casefold()):
+        parts.append(venue.city)
+    return ", ".join(part for part in parts if part)
 
 
-def event_calendar(event: Event, *, url: str, stamp: dt.datetime, host: str) -> str:
-    """The VCALENDAR of one event, CRLF-terminated lines, folded and escaped."""
+def vevent(event, *, url: str, host: str, description: str = "") -> icalendar.Event:
+    """The VEVENT of an `Event` or `EventSummary`: its UID is the event's id at the site's
+    host, the same at every fetch; DTSTAMP is its last change, so an unchanged event is
+    written with the same bytes (and the feed keeps its ETag)."""
     start, end = times(event)
-    venue = event.venue
-    location = ", ".join(part for part in (venue.name, venue.address, venue.city) if part)
-    description = event.description or ""
+    changed = dt.datetime.fromtimestamp(event.updated_at, dt.UTC)
     if event.cancelled and event.cancel_reason:
         description = f"{event.cancel_reason}\n\n{description}".strip()
-    lines = [
-        "BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:{PRODUCT}", "CALSCALE:GREGORIAN",
-        "METHOD:PUBLISH", "BEGIN:VEVENT",
-        f"UID:{event.id}@{host}",
-        f"DTSTAMP:{_utc(stamp)}",
-        f"DTSTART:{_utc(start)}",
-        f"DTEND:{_utc(end)}",
-        f"SUMMARY:{escape(event.title)}",
-        f"LOCATION:{escape(location)}",
-        f"URL:{url}",
-        f"STATUS:{'CANCELLED' if event.cancelled else 'CONFIRMED'}",
-    ]
+    component = icalendar.Event()
+    component.add("uid", f"{event.id}@{host}")
+    component.add("dtstamp", changed)
+    component.add("last-modified", changed)
+    component.add("sequence", max(0, event.updated_at - SEQUENCE_EPOCH))
+    component.add("dtstart", start)
+    component.add("dtend", end)
+    component.add("summary", event.title)
+    component.add("location", location(event.venue))
+    component.add("url", url)
+    component.add("status", "CANCELLED" if event.cancelled else "CONFIRMED")
     if description:
-        lines.append(f"DESCRIPTION:{escape(description)}")
-    lines += ["END:VEVENT", "END:VCALENDAR"]
-    return "".join(fold(line) + "\r\n" for line in lines)
+        component.add("description", description)
+    return component
+
+
+def _calendar(name: str | None = None) -> icalendar.Calendar:
+    calendar = icalendar.Calendar()
+    calendar.add("prodid", PRODUCT)
+    calendar.add("version", "2.0")
+    calendar.add("calscale", "GREGORIAN")
+    calendar.add("method", "PUBLISH")
+    if name is not None:
+        calendar.add("name", name)
+        calendar.add("x-wr-calname", name)
+        calendar.add("refresh-interval", REFRESH, parameters={"VALUE": "DURATION"})
+        calendar.add("x-published-ttl", icalendar.vDuration(REFRESH))
+    return calendar
+
+
+def event_calendar(event, *, url: str, host: str) -> bytes:
+    """The VCALENDAR of one event (an `Event`, with its description)."""
+    calendar = _calendar()
+    calendar.add_component(vevent(event, url=url, host=host, description=event.description))
+    return calendar.to_ical()
+
+
+def feed(events: Iterable, *, name: str, url_of: Callable[[object], str], host: str) -> bytes:
+    """The VCALENDAR of a subscription: `name`, refreshed hourly, one VEVENT per event."""
+    calendar = _calendar(name)
+    for event in events:
+        calendar.add_component(vevent(event, url=url_of(event), host=host))
+    return calendar.to_ical()

@@ -11,36 +11,46 @@ for a minute like the API's public answers.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from urllib.parse import urlsplit
 
 import hashlib
 
 from flask import Blueprint, Response, current_app, render_template, request
+from werkzeug.datastructures import MultiDict
 
-from edge import limits
+from edge import conditional, limits
 from edge.conditional import PUBLIC_CACHE, matches
 from edge.context import holds_nul, service, session, settings
-from models import artists, badges, cities, events, festivals, organisations, records, venues
+from models import (artists, badges, cities, events, festivals, genres, organisations, records,
+                    venues)
 from models.calendar import AMSTERDAM, today
 from models.errors import BadRequest, NotFound
 from models.text import slugify
 from openapi.schemas import attribution
 from openapi.schemas.terms import TermsSchema
-from pages import calendar, home, reference, site
+from pages import calendar, discovery, home, reference, site, subscriptions
 from pages.words import long_date, money, text_for
 
 blueprint = Blueprint("pages", __name__, template_folder="templates")
 blueprint.add_app_template_global(site.layout, "layout")
 blueprint.add_url_rule(site.STYLESHEET_PATH, "stylesheet", site.stylesheet)
 
-# Events listed on a venue, artist or city page.
+# Events listed on a venue, artist or city page, and on the search page.
 UPCOMING_LIMIT = 20
+SEARCH_LIMIT = 50
 
 
 @blueprint.errorhandler(NotFound)
 def _not_found(_error: NotFound) -> Response:
     """Missing, unapproved, private and suspended are the same page."""
     return _page("pages/not_found.html", title=None, status=404)
+
+
+@blueprint.errorhandler(BadRequest)
+def _bad_request(error: BadRequest) -> Response:
+    """Bad filters of the search page or a feed: every bad parameter, named as in the API."""
+    return _page("pages/bad_request.html", title=None, status=400, params=error.params)
 
 
 @blueprint.before_request
@@ -127,19 +137,82 @@ def event_page(slug: str):
         return event_calendar(slug)
     event = events.get_event(session(), slug)
     return _page("pages/event.html", title=event.title, event=event,
-                 has_token_prices=_has_token_prices(event))
+                 has_token_prices=_has_token_prices(event),
+                 event_ld=discovery.json_script(discovery.event_ld(event, site=settings().site_url)))
 
 
 @blueprint.get("/events/<slug>.ics")
 def event_calendar(slug: str):
     """The event as an iCalendar file with one VEVENT."""
     event = events.get_event(session(), slug)
-    site = settings().site_url
-    body = calendar.event_calendar(
-        event, url=f"{site}/events/{event.slug}", host=urlsplit(site).hostname or "localhost",
-        stamp=dt.datetime.fromtimestamp(event.updated_at, dt.UTC))
+    body = calendar.event_calendar(event, url=_event_url(event), host=_host())
     return Response(body, mimetype="text/calendar", headers={
         **_headers(), "Content-Disposition": f'attachment; filename="{event.slug}.ics"'})
+
+
+@blueprint.get("/calendar.ics")
+def calendar_feed():
+    """The next events of a search (the filters of GET /v1/events, in its order) as a
+    calendar to subscribe to; revalidated with its ETag."""
+    address = request.remote_addr or "unknown"
+    wait = service().usage.throttle(
+        [(f"calendar-address:{address}", subscriptions.FEED_PER_MINUTE, 60)])
+    if wait is not None:
+        response = _page("pages/too_many.html", title=None, status=429,
+                         limit=subscriptions.FEED_PER_MINUTE, seconds=wait)
+        response.headers["Retry-After"] = str(wait)
+        return response
+    wanted = subscriptions.filters_of(service().document, request.args)
+    listed = events.list_events(session(), filters=wanted, today=today(), after=None,
+                                limit=subscriptions.FEED_LIMIT).items
+    body = calendar.feed(listed, name=subscriptions.name_of(wanted, **_names(wanted)),
+                         url_of=_event_url, host=_host())
+    tag = conditional.etag(body, b"")
+    headers = {"Cache-Control": PUBLIC_CACHE, "ETag": tag, "X-Content-Type-Options": "nosniff"}
+    if conditional.matches(request.headers.get("If-None-Match", ""), tag):
+        return Response(status=304, headers=headers)
+    return Response(body, mimetype="text/calendar", headers=headers)
+
+
+@blueprint.get("/events")
+def search_page():
+    """The event search: the filters of GET /v1/events as a form, the first events it lists
+    and a Subscribe link for the same filters."""
+    # A form sends its empty fields too: those are no filter.
+    args = MultiDict((name, value) for name, value in request.args.items(multi=True)
+                     if value != "" and name != "lang")
+    wanted = subscriptions.filters_of(service().document, args)
+    found = events.list_events(session(), filters=wanted, today=today(), after=None,
+                               limit=SEARCH_LIMIT).items
+    return _page("pages/search.html", title=None, found=found, wanted=wanted,
+                 query=subscriptions.query_of(wanted))
+
+
+@blueprint.get("/genres/<slug>")
+def genre_page(slug: str):
+    """A genre and its next events."""
+    genre = genres.get_genre(session(), slug)
+    coming = events.list_events(session(), filters=events.EventFilters(genre=genre.name),
+                                today=today(), after=None, limit=UPCOMING_LIMIT).items
+    return _page("pages/genre.html", title=genre.name, genre=genre, coming=coming)
+
+
+def _event_url(event) -> str:
+    return f"{settings().site_url}/events/{event.slug}"
+
+
+def _host() -> str:
+    return urlsplit(settings().site_url).hostname or "localhost"
+
+
+def _names(wanted: events.EventFilters) -> dict[str, str | None]:
+    """The names of the venue, artist and organisation a feed's filters give by id."""
+    def name(model, key):
+        found = session().get(model, key) if key else None
+        return found.name if found is not None else None
+    return {"venue": name(venues.Venue, wanted.venue_id),
+            "artist": name(artists.Artist, wanted.artist_id),
+            "organisation": name(organisations.Organisation, wanted.organisation_id)}
 
 
 @blueprint.get("/events/<slug>/token-prices")
@@ -231,7 +304,8 @@ def _values(locale: str, **values) -> dict:
             "date": lambda day: long_date(day, locale),
             "money": lambda amount: money(amount, locale),
             "day_of": lambda moment: dt.datetime.fromtimestamp(moment, AMSTERDAM).date(),
-            "path": request.path, **values}
+            "path": request.path,
+            "subscribe": functools.partial(subscriptions.webcal, settings().site_url), **values}
 
 
 def _tag(body: str) -> str:

@@ -14,7 +14,8 @@ import schemathesis
 from schemathesis.config import SchemathesisConfig
 from schemathesis.core.parameters import ParameterLocation
 
-from models import badges
+from models import badges, facets
+from models.calendar import today
 from models.changes import RETENTION
 from tests.factories import (ArtistFactory, EventFactory, PersonFactory, ReleaseFactory,
                              TicketFactory, TokenReportFactory, VenueFactory)
@@ -81,8 +82,10 @@ def _make_positive(query: dict) -> None:
     A cursor is signed by the server (clients never make one up), and some parameters
     depend on each other (lat with lng, radius_km with both, from <= to,
     min_price <= max_price) or are bounded by a rule (no day before 1900-01-01);
-    tests/handlers/test_events.py and tests/edge/test_inputs.py check those 400s. The change
-    feed's `since` is at most 30 days back and not in the future
+    tests/handlers/test_events.py and tests/edge/test_inputs.py check those 400s. So do
+    facets (day counts over at most 62 days; text, price, tickets or radius only within a
+    venue, artist or organisation): tests/handlers/test_event_facets.py checks those. The
+    change feed's `since` is at most 30 days back and not in the future
     (tests/handlers/test_changes.py).
     """
     query.pop("cursor", None)
@@ -101,6 +104,20 @@ def _make_positive(query: dict) -> None:
         query["min_price"], query["max_price"] = query["max_price"], query["min_price"]
     if "since" in query and not time.time() - RETENTION < int(query["since"]) <= time.time():
         query["since"] = int(time.time()) - 3600  # the change feed keeps 30 days
+    if "facets" in query and (_facets_window_too_long(query) or _facets_unbounded(query)):
+        query.pop("facets")
+
+
+def _facets_window_too_long(query: dict) -> bool:
+    if "date" not in str(query["facets"]) or "to" not in query:
+        return False
+    first = dt.date.fromisoformat(str(query["from"])) if "from" in query else today()
+    return (dt.date.fromisoformat(str(query["to"])) - first).days + 1 > facets.MAX_DAYS
+
+
+def _facets_unbounded(query: dict) -> bool:
+    unkept = {"q", "has_tickets", "max_price", "min_price", "lat"} & set(query)
+    return bool(unkept) and not {"venue_id", "artist_id", "organisation_id"} & set(query)
 
 
 def _without_nul(values: dict) -> None:

@@ -1,4 +1,4 @@
-"""`EventSummary` and `EventDetail`."""
+"""`EventSummary`, `EventDetail` and the facet counts of the events list."""
 
 from marshmallow import Schema, fields
 
@@ -72,6 +72,21 @@ class EventDetailSchema(EventSummarySchema):
     dress = fields.String(allow_none=True)
     source = fields.String()
     source_url = fields.String()
+
+
+class FacetCountSchema(Schema):
+    """One value of a facet and the events of the list that have it."""
+
+    value = fields.String()
+    count = fields.Integer()
+
+
+class EventFacetsSchema(Schema):
+    """`meta.facets` of GET /events: only the facets asked for."""
+
+    genre = fields.List(fields.Nested(FacetCountSchema))
+    city = fields.List(fields.Nested(FacetCountSchema))
+    date = fields.List(fields.Nested(FacetCountSchema))
 
 
 # An event's summary rendered once per value (openapi/schemas/fragments.py), for every list

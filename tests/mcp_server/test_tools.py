@@ -55,6 +55,8 @@ def _same_queries(agenda):
     return [
         ("search_events", {"city": "amsterdam", "limit": 2}, "/events",
          {"city": "amsterdam", "limit": 2}),
+        ("search_events", {"city": "amsterdam", "facets": ["date", "genre", "city"], "limit": 2},
+         "/events", {"city": "amsterdam", "facets": "genre,city,date", "limit": 2}),
         ("search_events", {"q": "shelter", "has_tickets": True, "max_price": 30,
                            "lat": 52.37, "lng": 4.9, "radius_km": 10,
                            "date_from": TODAY.isoformat()}, "/events",

@@ -1,52 +1,37 @@
-"""An event's .ics file: one VEVENT per RFC 5545, read back here with a strict little parser."""
+"""An event's .ics file: one VEVENT per RFC 5545, read back with the `icalendar` package."""
 
 from __future__ import annotations
 
 import datetime as dt
 import re
 
+import icalendar
+
 from tests.api import SITE
 from tests.factories import EventFactory, VenueFactory
 
 
-def _parse(body: bytes) -> list[tuple[str, dict, str]]:
-    """The content lines of a calendar: (name, parameters, unescaped value).
-
-    Fails unless every line ends in CRLF and is at most 75 octets (RFC 5545 3.1).
-    """
+def _parse(body: bytes) -> icalendar.Calendar:
+    """The calendar, read with `icalendar`; fails unless every line ends in CRLF and is at
+    most 75 octets (RFC 5545 3.1)."""
     assert body.endswith(b"\r\n")
     physical = body[:-2].split(b"\r\n")
     assert all(b"\n" not in line and b"\r" not in line for line in physical)
     assert all(len(line) <= 75 for line in physical), max(physical, key=len)
-    logical = []
-    for line in physical:
-        if line[:1] in (b" ", b"\t"):
-            logical[-1] += line[1:]
-        else:
-            logical.append(line)
-    parsed = []
-    for line in (raw.decode("utf-8") for raw in logical):
-        head, value = re.match(r"([^:]*):(.*)", line).groups()
-        name, *params = head.split(";")
-        parsed.append((name, dict(p.split("=", 1) for p in params), value))
-    return parsed
+    return icalendar.Calendar.from_ical(body)
 
 
 def _unescape(value: str) -> str:
     return re.sub(r"\\([\\;,nN])", lambda m: "\n" if m.group(1) in "nN" else m.group(1), value)
 
 
-def _event(parsed) -> dict[str, str]:
-    names = [name for name, _params, _value in parsed]
-    assert names[0] == "BEGIN" and parsed[0][2] == "VCALENDAR"
-    assert parsed[-1][1:] == ({}, "VCALENDAR")
-    start, end = names.index("BEGIN", 1), names.index("END")
-    assert parsed[start][2] == "VEVENT" and parsed[end][2] == "VEVENT"
-    calendar = {name: value for name, _params, value in parsed[:start]}
-    assert calendar["VERSION"] == "2.0" and calendar["PRODID"]
-    event = {name: value for name, _params, value in parsed[start + 1:end]}
-    assert len(event) == end - start - 1, "no property twice"
-    return event
+def _event(calendar: icalendar.Calendar) -> dict[str, str]:
+    """The calendar's one VEVENT: each property's value as written (escaped)."""
+    assert str(calendar["VERSION"]) == "2.0" and calendar["PRODID"]
+    assert not calendar.errors
+    (vevent,) = calendar.walk("VEVENT")
+    assert len(vevent.property_items()) == len(set(vevent)) + 2, "no property twice"
+    return {name: vevent[name].to_ical().decode() for name in vevent}
 
 
 def test_the_calendar_file_has_a_correct_vevent_in_utc(client, db):

@@ -1,0 +1,402 @@
+"""Facet counts of GET /v1/events (`facets=genre,city,date`): how many events of the list
+each genre, city and day holds, for building filter menus.
+
+Each facet counts the list with every filter but its own (the genre counts ignore `genre`,
+the city counts ignore `city`), so that a menu shows the choices next to the one taken;
+the date counts are the days of the window `from`..`to`. A multi-day event counts on every
+day of the window it runs, and once for a genre or a city.
+
+At a million events a count over the matching rows would read most of the agenda for every
+request, so approved events are also counted per start day in `event_day_counts` (kept by
+database triggers, whoever writes: see `POSTGRESQL_FUNCTIONS` and `sqlite_triggers`), by
+city and by genre, each also over all cities and all genres (''). Facets whose filters are
+only dates, city and genre read those counts, plus the few multi-day events still running
+from before a day (the partial index `ix_events_running`). Facets with any other filter
+count the matching rows, through the same indexes as the list.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+
+from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select,
+                        union_all)
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from models.db import Base
+from models.errors import BadRequest
+from models import events
+from models.events import Event, EventFilters, EventGenre
+from models.text import fold
+from models.venues import Venue
+
+FACETS = ("genre", "city", "date")
+# Genres and cities shown (by count), and the longest window the date counts cover.
+TOP = 50
+MAX_DAYS = 62
+ALL = ""
+
+
+class EventDayCount(Base):
+    """Approved events starting on `date` in a city (`city_key`, '' for all) and of a genre
+    ('' for all)."""
+
+    __tablename__ = "event_day_counts"
+    __table_args__ = (Index("ix_event_day_counts_city_day", "city_key", "date"),
+                      Index("ix_event_day_counts_genre_day", "genre", "date"))
+
+    city_key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    genre: Mapped[str] = mapped_column(String(60), primary_key=True)
+    date: Mapped[dt.date] = mapped_column(Date, primary_key=True)
+    events: Mapped[int] = mapped_column(Integer)
+
+
+class EventMonthCount(Base):
+    """The day counts of a month (`month` is its first day) summed: a year of counts is a
+    dozen rows a value instead of 365."""
+
+    __tablename__ = "event_month_counts"
+    __table_args__ = (Index("ix_event_month_counts_city_month", "city_key", "month"),
+                      Index("ix_event_month_counts_genre_month", "genre", "month"))
+
+    city_key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    genre: Mapped[str] = mapped_column(String(60), primary_key=True)
+    month: Mapped[dt.date] = mapped_column(Date, primary_key=True)
+    events: Mapped[int] = mapped_column(Integer)
+
+
+def parse(value: str | None) -> tuple[str, ...] | None:
+    """The facets of a comma list, in a fixed order (so that a cursor binds them the same
+    however they were spelled); `BadRequest` naming `facets` for an unknown one."""
+    if value is None:
+        return None
+    asked = {part.strip() for part in value.split(",")}
+    unknown = sorted(asked - set(FACETS))
+    if unknown:
+        raise BadRequest([{"name": "facets", "in": "query", "message":
+                           f"unknown facet {', '.join(map(repr, unknown))}: "
+                           f"use {', '.join(FACETS)}"}])
+    return tuple(facet for facet in FACETS if facet in asked)
+
+
+def window(filters: EventFilters, today: dt.date) -> tuple[dt.date, dt.date]:
+    """The days the date counts cover: `from` (default today) to `to`, or the 62 days from
+    `from`; a longer window is a `BadRequest` naming `facets`."""
+    first = filters.date_from or today
+    last = filters.date_to or min(first, dt.date.max - dt.timedelta(days=MAX_DAYS - 1)) + \
+        dt.timedelta(days=MAX_DAYS - 1)
+    if (last - first).days + 1 > MAX_DAYS:
+        raise BadRequest([{"name": "facets", "in": "query", "message":
+                           f"date counts cover at most {MAX_DAYS} days; from..to spans "
+                           f"{(last - first).days + 1}: narrow the dates or leave out date"}])
+    return first, last
+
+
+def count(session: Session, *, filters: EventFilters, today: dt.date) -> dict[str, list[dict]]:
+    """`{facet: [{value, count}]}` for each facet of `filters.facets`."""
+    filters.check()
+    _bounded(filters)
+    days = window(filters, today) if "date" in filters.facets else None
+    answer: dict[str, list[dict]] = {}
+    if "genre" in filters.facets:
+        answer["genre"] = _top(session, dataclasses.replace(filters, genre=None), "genre", today)
+    if "city" in filters.facets:
+        answer["city"] = _top(session, dataclasses.replace(filters, city=None), "city_key",
+                              today)
+    if days is not None:
+        answer["date"] = _days(session, filters, days)
+    return answer
+
+
+# Filters that the kept counts know; any other given filter counts the matching rows, which
+# one of the filters in _BOUNDING keeps to the events of one venue, artist or organisation.
+_KEPT = frozenset({"date_from", "date_to", "city", "genre", "radius_km", "facets"})
+_BOUNDING = ("venue_id", "artist_id", "organisation_id")
+_UNKEPT = {"q": "q", "has_tickets": "has_tickets", "max_price": "max_price",
+           "min_price": "min_price", "lat": "lat"}
+
+
+def _bounded(filters: EventFilters) -> None:
+    """Refuse facets over filters that no kept count knows unless one venue, artist or
+    organisation bounds the rows to count: a count over most of the agenda at every request
+    is not offered."""
+    unkept = [name for field, name in _UNKEPT.items() if getattr(filters, field) is not None]
+    if unkept and all(getattr(filters, name) is None for name in _BOUNDING):
+        raise BadRequest([{"name": "facets", "in": "query", "message":
+                           f"facets count with {', '.join(unkept)} only within one "
+                           "venue_id, artist_id or organisation_id; with from, to, city and "
+                           "genre they count the whole agenda"}])
+
+
+def _kept(filters: EventFilters) -> bool:
+    return all(value is None for name, value in dataclasses.asdict(filters).items()
+               if name not in _KEPT)
+
+
+_counts, _months = EventDayCount.__table__.c, EventMonthCount.__table__.c
+_TABLES = {"days": _counts, "months": _months}
+_event, _genre = Event.__table__.c, EventGenre.__table__.c
+# Events starting on each day of a window, from the kept counts.
+_KEPT_DAYS = select(_counts.date, _counts.events).where(
+    _counts.date.between(bindparam("date_from"), bindparam("date_to")),
+    _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre"))
+
+
+def _top(session: Session, filters: EventFilters, facet: str, today: dt.date) -> list[dict]:
+    """The TOP values of `facet` ("genre" or "city_key") by count, highest first."""
+    first = filters.date_from or today
+    values = events.params(filters, today)
+    if _kept(filters):
+        spans = _spans(first, filters.date_to)
+        for index, (_table, low, high) in enumerate(spans):
+            values |= {f"low_{index}": low, f"high_{index}": high}
+        values["scope"] = _scope_value(filters, "genre" if facet == "city_key" else "city_key")
+        statement = _kept_top(facet, events.shape(filters),
+                              tuple((table, high is not None) for table, _low, high in spans))
+    else:
+        statement = _live_top(facet, events.shape(filters))
+    return [{"value": value, "count": int(n)}
+            for value, n in session.execute(statement, values)]
+
+
+@functools.lru_cache(maxsize=256)
+def _kept_top(facet: str, shaped: tuple, spans: tuple) -> Select:
+    """The top of a facet from the kept counts of `spans` ((table, bounded above) each), and
+    the multi-day events that began before `from` and still run (in the list too)."""
+    other = "genre" if facet == "city_key" else "city_key"
+    kept = []
+    for index, (name, bounded) in enumerate(spans):
+        table = _TABLES[name]
+        moment = table.date if name == "days" else table.month
+        conditions = [table[facet] != ALL, table[other] == bindparam("scope"),
+                      moment >= bindparam(f"low_{index}")]
+        if bounded:
+            conditions.append(moment <= bindparam(f"high_{index}"))
+        kept.append(select(table[facet].label("value"), table.events.label("n"))
+                    .where(*conditions))
+    running = _grouped(events.matching(shaped, (_event.id,), "running"), facet)
+    parts = union_all(*kept, running).subquery()
+    return _ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
+                   .group_by(parts.c.value), facet)
+
+
+@functools.lru_cache(maxsize=256)
+def _live_top(facet: str, shaped: tuple) -> Select:
+    """The top of a facet counted over the matching rows."""
+    grouped = _grouped(events.matching(shaped, (_event.id,)), facet).subquery()
+    return _ranked(select(grouped.c.value, grouped.c.n), facet)
+
+
+def _ranked(statement: Select, facet: str) -> Select:
+    """The TOP rows by count (then value); a city as the venues spell its name."""
+    value, n = statement.selected_columns
+    top = statement.order_by(n.desc(), value).limit(TOP)
+    if facet != "city_key":
+        return top
+    # The names of the top cities only, in the same order.
+    ranked = top.subquery()
+    return select(select(func.min(Venue.city)).where(Venue.city_key == ranked.c.value)
+                  .scalar_subquery(), ranked.c.n).order_by(ranked.c.n.desc(), ranked.c.value)
+
+
+def _scope_value(filters: EventFilters, other: str) -> str:
+    """The kept counts' key of the other facet's filter ('': all its values)."""
+    if other == "genre":
+        return filters.genre or ALL
+    return fold(filters.city) if filters.city else ALL
+
+
+def _spans(first: dt.date, last: dt.date | None) -> list[tuple[str, dt.date, dt.date | None]]:
+    """(table, low, high) of the kept counts ("days" or "months"; high None: no end) that
+    cover `first`..`last` (None: no end) exactly once: the whole months from the month
+    counts, the days before the first whole month and after the last one from the days'."""
+    whole_from = first if first.day == 1 else _next_month(first)
+    whole_until = None  # the end (exclusive) of the last whole month
+    if last is not None:
+        ends_month = _next_month(last) - dt.timedelta(days=1) == last
+        whole_until = _next_month(last) if ends_month else last.replace(day=1)
+    spans: list[tuple[str, dt.date, dt.date | None]] = []
+    if first < whole_from:
+        head_end = whole_from - dt.timedelta(days=1)
+        spans.append(("days", first, head_end if last is None else min(last, head_end)))
+    if whole_until is None:
+        spans.append(("months", whole_from, None))
+    elif whole_from < whole_until:
+        spans.append(("months", whole_from, whole_until - dt.timedelta(days=1)))
+    if last is not None and max(whole_from, whole_until) <= last:
+        spans.append(("days", max(whole_from, whole_until), last))
+    return spans
+
+
+def _next_month(day: dt.date) -> dt.date:
+    """The first day of the month after `day`'s (the last day there is, in December 9999)."""
+    if day >= dt.date(9999, 12, 1):
+        return dt.date.max
+    return (day.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+
+
+def _grouped(listed_events: Select, facet: str) -> Select:
+    """Counts per genre or city of the events of the `matching` statement `listed_events`."""
+    listed = listed_events.subquery()
+    if facet == "genre":
+        return (select(_genre.genre.label("value"), func.count().label("n"))
+                .join(listed, listed.c.id == _genre.event_id).group_by(_genre.genre))
+    return (select(_event.city_key.label("value"), func.count().label("n"))
+            .join(listed, listed.c.id == _event.id).group_by(_event.city_key))
+
+
+def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]) -> list[dict]:
+    """Events running on each day of the window, ascending (days without any left out)."""
+    first, last = days
+    on_day = dataclasses.replace(filters, date_from=first, date_to=last)
+    values = events.params(on_day, first) | {
+        "scope_city": _scope_value(filters, "city_key"),
+        "scope_genre": _scope_value(filters, "genre")}
+    shaped = events.shape(on_day)
+    counts: dict[dt.date, int] = {}
+    statement = _KEPT_DAYS if _kept(filters) else _live_days(shaped)
+    for day, n in session.execute(statement, values):
+        counts[day] = counts.get(day, 0) + n
+    # The days after the first of multi-day events (those the start-day counts miss).
+    running = events.matching(shaped, (_event.date, _event.last_date), "multi_day")
+    for day, until in session.execute(running, values):
+        begin = max(day + dt.timedelta(days=1), first)
+        for offset in range((min(until, last) - begin).days + 1):
+            moment = begin + dt.timedelta(days=offset)
+            counts[moment] = counts.get(moment, 0) + 1
+    return [{"value": day.isoformat(), "count": counts[day]} for day in sorted(counts)]
+
+
+@functools.lru_cache(maxsize=256)
+def _live_days(shaped: tuple) -> Select:
+    """Events starting on each day of the window, counted over the matching rows."""
+    started = events.matching(shaped, (_event.date,)).where(
+        _event.date >= bindparam("date_from")).subquery()
+    return select(started.c.date, func.count()).group_by(started.c.date)
+
+
+# --- the kept counts ------------------------------------------------------------------------
+
+def recount_statements(day: str, dialect: str) -> list[str]:
+    """SQL that counts the approved events starting on `day` (an SQL expression) afresh,
+    and sums its month again."""
+    approved = f"e.status = 'approved' AND e.date = {day}"
+    month, following = _month_sql(day, dialect)
+    return [
+        f"DELETE FROM event_day_counts WHERE date = {day}",
+        f"INSERT INTO event_day_counts (city_key, genre, date, events) {_DAY_COUNTS}"
+        .replace("{approved}", approved),
+        f"DELETE FROM event_month_counts WHERE month = {month}",
+        "INSERT INTO event_month_counts (city_key, genre, month, events) "
+        f"SELECT city_key, genre, {month}, sum(events) FROM event_day_counts "
+        f"WHERE date >= {month} AND date < {following} GROUP BY city_key, genre",
+    ]
+
+
+# Approved events per day by city and genre, each also over all ('') of them.
+_DAY_COUNTS = (
+    "SELECT e.city_key, '', e.date, count(*) FROM events e WHERE {approved} "
+    "GROUP BY e.city_key, e.date "
+    "UNION ALL SELECT '', '', e.date, count(*) FROM events e WHERE {approved} GROUP BY e.date "
+    "UNION ALL SELECT e.city_key, g.genre, e.date, count(*) FROM events e "
+    "JOIN event_genres g ON g.event_id = e.id WHERE {approved} "
+    "GROUP BY e.city_key, g.genre, e.date "
+    "UNION ALL SELECT '', g.genre, e.date, count(*) FROM events e "
+    "JOIN event_genres g ON g.event_id = e.id WHERE {approved} GROUP BY g.genre, e.date")
+
+
+def _month_sql(day: str, dialect: str) -> tuple[str, str]:
+    """SQL of the first day of `day`'s month and of the next month."""
+    if dialect == "postgresql":
+        return (f"date_trunc('month', {day})::date",
+                f"(date_trunc('month', {day}) + interval '1 month')::date")
+    return f"date({day}, 'start of month')", f"date({day}, 'start of month', '+1 month')"
+
+
+def recount_all(dialect: str) -> list[str]:
+    """SQL that counts every day and month afresh (the migration fills the counts with it)."""
+    month = _month_sql("date", dialect)[0]
+    return [
+        "DELETE FROM event_day_counts",
+        "INSERT INTO event_day_counts (city_key, genre, date, events) "
+        + _DAY_COUNTS.replace("{approved}", "e.status = 'approved'"),
+        "DELETE FROM event_month_counts",
+        "INSERT INTO event_month_counts (city_key, genre, month, events) "
+        f"SELECT city_key, genre, {month}, sum(events) FROM event_day_counts "
+        f"GROUP BY city_key, genre, {month}",
+    ]
+
+
+# PostgreSQL: statement triggers note the start days a transaction changed (old and new);
+# as it commits, one deferred trigger counts those days afresh, one transaction at a time
+# (an advisory lock), so each count sees every transaction committed before it.
+POSTGRESQL_FUNCTIONS = [
+    "CREATE TABLE event_counts_pending (txid bigint, date date, PRIMARY KEY (txid, date))",
+    """CREATE FUNCTION event_days_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_TABLE_NAME = 'events' THEN
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+          INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), date FROM new_rows
+          ON CONFLICT DO NOTHING;
+        END IF;
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+          INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), date FROM old_rows
+          ON CONFLICT DO NOTHING;
+        END IF;
+      ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), date FROM old_rows
+        ON CONFLICT DO NOTHING;
+      ELSE
+        INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), e.date
+        FROM new_rows JOIN events e ON e.id = new_rows.event_id ON CONFLICT DO NOTHING;
+        IF TG_OP = 'UPDATE' THEN
+          INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), date FROM old_rows
+          ON CONFLICT DO NOTHING;
+        END IF;
+      END IF;
+      RETURN NULL;
+    END $$""",
+    f"""CREATE FUNCTION event_days_committing() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE day date;
+    BEGIN
+      PERFORM pg_advisory_xact_lock(hashtext('event_day_counts'));
+      FOR day IN DELETE FROM event_counts_pending WHERE txid = NEW.txid RETURNING date LOOP
+        {"; ".join(recount_statements("day", "postgresql"))};
+      END LOOP;
+      RETURN NULL;
+    END $$""",
+    "CREATE CONSTRAINT TRIGGER event_days_committing AFTER INSERT ON event_counts_pending "
+    "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION event_days_committing()",
+]
+
+
+def postgresql_triggers(table: str) -> list[str]:
+    """The statement triggers of `table` (events or event_genres) that note changed days."""
+    statements = []
+    for event, tables in (("INSERT", "NEW TABLE AS new_rows"),
+                          ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
+                          ("DELETE", "OLD TABLE AS old_rows")):
+        statements.append(f"CREATE TRIGGER event_days_{event.lower()} AFTER {event} ON {table} "
+                          f"REFERENCING {tables} FOR EACH STATEMENT "
+                          f"EXECUTE FUNCTION event_days_changed()")
+    return statements
+
+
+def sqlite_triggers() -> list[str]:
+    """Row triggers that count a changed start day afresh at once (one writer at a time)."""
+    days = {"events": {"INSERT": ["NEW.date"], "UPDATE": ["OLD.date", "NEW.date"],
+                       "DELETE": ["OLD.date"]},
+            "event_genres": {
+                "INSERT": ["(SELECT date FROM events WHERE id = NEW.event_id)"],
+                "UPDATE": ["OLD.date", "(SELECT date FROM events WHERE id = NEW.event_id)"],
+                "DELETE": ["OLD.date"]}}
+    triggers = []
+    for table, by_event in days.items():
+        for event, changed in by_event.items():
+            body = " ".join(f"{statement};" for day in changed
+                            for statement in recount_statements(day, "sqlite"))
+            triggers.append(f"CREATE TRIGGER event_days_{event.lower()}_{table} AFTER {event} "
+                            f"ON {table} BEGIN {body} END")
+    return triggers
