@@ -33,8 +33,12 @@ def database_url(worker_id):
 
 # The whole application, as a server would run it, plus response validation; not listening
 # for notifications (adapters/watch.py), as its tests' transactions never commit.
+# Tests load their data through the application's engine (the `db` fixture): bulk loads of
+# thousands of events are not requests, so the requests' deadline (5 s by default) is not
+# theirs; tests/agenda/test_statement_timeout.py and tests/models/test_db.py test it with
+# deadlines of their own.
 APP_SETTINGS = {"validate_responses": True, "listen": False, "secret_key": "test-secret",
-                "site_url": SITE}
+                "site_url": SITE, "statement_timeout_ms": 60_000}
 
 
 @pytest.fixture(scope="session")
