@@ -135,6 +135,21 @@ def test_a_newcomer_goes_from_the_attribution_link_to_the_door(tab, demo):
     assert page.get_by_role("heading", level=1).inner_text() == title
     assert urlsplit(page.url).path.startswith("/events/")
     assert serious_violations(page) == []
+    event_page = page.url
+
+    # The event's venue offers its agenda as a calendar to subscribe to.
+    page.locator('a[href*="/venues/"]').first.click()
+    assert urlsplit(page.url).path.startswith("/venues/")
+    subscribe = page.locator("a.subscribe")
+    assert subscribe.inner_text() == "Subscribe (calendar)"
+    feed = urlsplit(subscribe.get_attribute("href"))
+    assert feed.scheme == "webcal" and feed.path == "/calendar.ics"
+    calendar = httpx.get(f"{demo.url}{feed.path}?{feed.query}")
+    assert calendar.status_code == 200
+    assert calendar.headers["content-type"].startswith("text/calendar")
+    assert "BEGIN:VEVENT" in calendar.text
+    assert serious_violations(page) == []
+    page.goto(event_page)
 
     page.get_by_role("link", name="Organiser portal").first.click()
     assert urlsplit(page.url).path == "/signin"
