@@ -182,9 +182,9 @@ class ResponseCache:
         if service.settings.validate_responses:
             resolved = resolve_refs(service.document)
             for operation in self.handlers:
-                answers_ = resolved["paths"][operation.route.removeprefix("/v1")]["get"]
+                definition = resolved["paths"][operation.route.removeprefix("/v1")]["get"]
                 self._answer_validators[operation] = compiled(
-                    answers_["responses"]["200"]["content"]["application/json"]["schema"])
+                    definition["responses"]["200"]["content"]["application/json"]["schema"])
         self._warn = OncePerMinute(log, "a public answer failed before the framework, it "
                                         "goes the full way: %r")
         # Off (`AGENDA_RESPONSE_CACHE=false`): nothing is kept, every answer is built.
