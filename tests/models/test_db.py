@@ -56,8 +56,8 @@ def test_a_connection_dropped_while_busy_fails_once_and_the_pool_starts_afresh(c
 
 # A statement that runs about a second: counting in SQLite, sleeping in PostgreSQL.
 _LONG = {"sqlite": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
-                   "WHERE x < 1000000) SELECT count(*) FROM c",
-         "postgresql": "SELECT 1000000 FROM pg_sleep(1)"}
+                   "WHERE x < 5000000) SELECT count(*) FROM c",
+         "postgresql": "SELECT 5000000 FROM pg_sleep(1)"}
 
 
 def test_statement_timeout_ends_a_long_statement_and_the_command_line_has_none(database_url):
@@ -73,7 +73,7 @@ def test_statement_timeout_ends_a_long_statement_and_the_command_line_has_none(d
     bounded.dispose()
     unbounded = make_engine(database_url)
     with unbounded.connect() as connection:
-        assert connection.execute(long).scalar_one() == 1_000_000
+        assert connection.execute(long).scalar_one() == 5_000_000
     unbounded.dispose()
 
 
