@@ -1,11 +1,13 @@
 """`Me`: the caller's own token, organisation, limits and usage."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
+
+from openapi.schemas import OutputSchema
 
 from openapi.schemas.organisations import OrganisationSchema
 
 
-class TokenSchema(Schema):
+class TokenSchema(OutputSchema):
     """`Me.token`: the caller's own token, without its secret."""
 
     id = fields.String()
@@ -16,7 +18,7 @@ class TokenSchema(Schema):
     last_used_at = fields.Function(lambda token: token.last_used_at or token.created_at)
 
 
-class RateLimitSchema(Schema):
+class RateLimitSchema(OutputSchema):
     """`Me.rate_limit`."""
 
     per_minute = fields.Integer()
@@ -25,7 +27,7 @@ class RateLimitSchema(Schema):
     used_today = fields.Integer()
 
 
-class MeSchema(Schema):
+class MeSchema(OutputSchema):
     """`Me`: the token, its organisation, limits and today's usage."""
 
     token = fields.Nested(TokenSchema)

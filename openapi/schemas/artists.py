@@ -1,26 +1,26 @@
 """`ArtistSummary` and `ArtistDetail`."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
-from openapi.schemas import page_url
+from openapi.schemas import OutputSchema, page_url
 from openapi.schemas.events import EventSummarySchema
 
 
-class AgencySchema(Schema):
+class AgencySchema(OutputSchema):
     """`Agency`: an artist's booking agency."""
 
     name = fields.String()
     url = fields.String()
 
 
-class ArtistReleaseSchema(Schema):
+class ArtistReleaseSchema(OutputSchema):
     """`ArtistRelease`: a release in an artist's discography."""
 
     title = fields.String()
     year = fields.Function(lambda release: release.release_date.year)
 
 
-class ArtistSummarySchema(Schema):
+class ArtistSummarySchema(OutputSchema):
     """`ArtistSummary`: an artist as listed."""
 
     id = fields.String()

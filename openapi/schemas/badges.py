@@ -1,8 +1,8 @@
 """`Badge`, `UserBadge` and `UserRef`."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
-from openapi.schemas import site_url
+from openapi.schemas import OutputSchema, site_url
 
 
 def _localized(name: str, *, badge_of=lambda obj: obj):
@@ -11,7 +11,7 @@ def _localized(name: str, *, badge_of=lambda obj: obj):
                                         "en": getattr(badge_of(obj), f"{name}_en")})
 
 
-class BadgeSchema(Schema):
+class BadgeSchema(OutputSchema):
     """`Badge`: one badge of the catalogue."""
 
     id = fields.String()
@@ -24,7 +24,7 @@ class BadgeSchema(Schema):
     needs = fields.Integer()
 
 
-class UserBadgeSchema(Schema):
+class UserBadgeSchema(OutputSchema):
     """`UserBadge`: a badge a person earned, with the count behind it and when."""
 
     id = fields.Function(lambda earned: earned.badge.id)
@@ -36,7 +36,7 @@ class UserBadgeSchema(Schema):
     earned_at = fields.Integer()
 
 
-class UserRefSchema(Schema):
+class UserRefSchema(OutputSchema):
     """`UserRef`: the public profile the badges belong to."""
 
     id = fields.String()

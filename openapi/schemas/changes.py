@@ -1,9 +1,11 @@
 """`Change`."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
+
+from openapi.schemas import OutputSchema
 
 
-class ChangeSchema(Schema):
+class ChangeSchema(OutputSchema):
     """`Change`: one item of the change feed."""
 
     type = fields.String()

@@ -1,11 +1,11 @@
 """`City`."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
-from openapi.schemas import site_url
+from openapi.schemas import OutputSchema, site_url
 
 
-class CitySchema(Schema):
+class CitySchema(OutputSchema):
     """`City`: a city with at least one upcoming event."""
 
     name = fields.String()

@@ -1,12 +1,12 @@
 """`EventSummary`, `EventDetail` and the facet counts of the events list."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
-from openapi.schemas import site_url
+from openapi.schemas import OutputSchema, site_url
 from openapi.schemas.fragments import Fragments
 
 
-class VenueRefSchema(Schema):
+class VenueRefSchema(OutputSchema):
     """`VenueRef`: the venue inside an event."""
 
     id = fields.String()
@@ -17,14 +17,14 @@ class VenueRefSchema(Schema):
     lng = fields.Float()
 
 
-class OrganisationRefSchema(Schema):
+class OrganisationRefSchema(OutputSchema):
     """`OrganisationRef`: the organiser inside an event."""
 
     id = fields.String()
     name = fields.String()
 
 
-class EventSummarySchema(Schema):
+class EventSummarySchema(OutputSchema):
     """`EventSummary`: an event in lists and inside artist detail."""
 
     id = fields.String()
@@ -53,7 +53,7 @@ class EventSummarySchema(Schema):
     updated_at = fields.Integer()
 
 
-class LineupEntrySchema(Schema):
+class LineupEntrySchema(OutputSchema):
     """`LineupEntry`: one act on the bill, `order` from 0."""
 
     id = fields.String(attribute="artist_id")
@@ -74,14 +74,14 @@ class EventDetailSchema(EventSummarySchema):
     source_url = fields.String()
 
 
-class FacetCountSchema(Schema):
+class FacetCountSchema(OutputSchema):
     """One value of a facet and the events of the list that have it."""
 
     value = fields.String()
     count = fields.Integer()
 
 
-class EventFacetsSchema(Schema):
+class EventFacetsSchema(OutputSchema):
     """`meta.facets` of GET /events: only the facets asked for."""
 
     genre = fields.List(fields.Nested(FacetCountSchema))

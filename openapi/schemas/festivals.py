@@ -1,12 +1,12 @@
 """`TokenPrices` and `TokenReport`."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
 from models.festivals import cents
-from openapi.schemas import site_url
+from openapi.schemas import OutputSchema, site_url
 
 
-class PreviousEditionSchema(Schema):
+class PreviousEditionSchema(OutputSchema):
     """`PreviousEdition`: the figures of the festival's edition before this one."""
 
     event_id = fields.Function(lambda edition: edition.event.id)
@@ -18,7 +18,7 @@ class PreviousEditionSchema(Schema):
     reports = fields.Integer()
 
 
-class SeasonCompareSchema(Schema):
+class SeasonCompareSchema(OutputSchema):
     """`SeasonCompare`: this festival against the season's others."""
 
     season = fields.Integer()
@@ -27,7 +27,7 @@ class SeasonCompareSchema(Schema):
     diff = fields.Function(lambda compare: _cents_or_none(compare.diff))
 
 
-class TokenPricesSchema(Schema):
+class TokenPricesSchema(OutputSchema):
     """`TokenPrices`: the figures of one festival edition, money in cents only here."""
 
     event_id = fields.Function(lambda prices: prices.event.id)
@@ -52,7 +52,7 @@ ORDER = ("event_id", "festival_key", "season", "verified", "reports", "last_repo
          "season_compare", "url")
 
 
-class TokenReportSchema(Schema):
+class TokenReportSchema(OutputSchema):
     """`TokenReport`: one anonymous report; nothing about the reporter."""
 
     id = fields.String()

@@ -1,9 +1,11 @@
 """`Genre`."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
+
+from openapi.schemas import OutputSchema
 
 
-class GenreSchema(Schema):
+class GenreSchema(OutputSchema):
     """`Genre`: an entry of the fixed list."""
 
     name = fields.String()

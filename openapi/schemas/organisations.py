@@ -1,11 +1,11 @@
 """`Organisation`."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
-from openapi.schemas import page_url
+from openapi.schemas import OutputSchema, page_url
 
 
-class OrganisationSchema(Schema):
+class OrganisationSchema(OutputSchema):
     """`Organisation`."""
 
     id = fields.String()

@@ -1,9 +1,11 @@
 """Organiser answers: attendance, external sales, scan verdicts, external tickets."""
 
-from marshmallow import Schema, fields, post_dump
+from marshmallow import fields, post_dump
+
+from openapi.schemas import OutputSchema
 
 
-class ExternalSalesSchema(Schema):
+class ExternalSalesSchema(OutputSchema):
     """`ExternalSales`: the last reported count of the organisation's own shop."""
 
     ok = fields.Constant(True)
@@ -13,7 +15,7 @@ class ExternalSalesSchema(Schema):
     updatedAt = fields.Integer()  # noqa: N815 - the API's field name
 
 
-class ScanResultSchema(Schema):
+class ScanResultSchema(OutputSchema):
     """`ScanResult`: the verdict for the door screen (`reason` only on a refusal)."""
 
     ok = fields.Boolean()
@@ -33,14 +35,14 @@ class ScanResultSchema(Schema):
         return data
 
 
-class AudienceRowSchema(Schema):
+class AudienceRowSchema(OutputSchema):
     """`AudienceRow`: one shown group."""
 
     key = fields.String()
     count = fields.Integer()
 
 
-class AudienceBreakdownSchema(Schema):
+class AudienceBreakdownSchema(OutputSchema):
     """`AudienceBreakdown`: shown rows, the small groups summed in `other`, the rest hidden."""
 
     rows = fields.List(fields.Nested(AudienceRowSchema))
@@ -48,7 +50,7 @@ class AudienceBreakdownSchema(Schema):
     hidden = fields.Integer()
 
 
-class AudienceSchema(Schema):
+class AudienceSchema(OutputSchema):
     """`Audience`: who comes, in groups of at least `min_cell`."""
 
     computed_at = fields.Integer()
@@ -62,7 +64,7 @@ class AudienceSchema(Schema):
     genres = fields.Nested(AudienceBreakdownSchema)
 
 
-class AttendanceCountsSchema(Schema):
+class AttendanceCountsSchema(OutputSchema):
     """`AttendanceCounts`: exact numbers."""
 
     going = fields.Integer()
@@ -70,7 +72,7 @@ class AttendanceCountsSchema(Schema):
     tickets = fields.Integer()
 
 
-class AttendanceSchema(Schema):
+class AttendanceSchema(OutputSchema):
     """`Attendance`: the counts and the audience of an own event."""
 
     ok = fields.Constant(True)
@@ -79,7 +81,7 @@ class AttendanceSchema(Schema):
     audience = fields.Nested(AudienceSchema)
 
 
-class DeliveryItemResultSchema(Schema):
+class DeliveryItemResultSchema(OutputSchema):
     """`DeliveryItemResult`: `member` only on added, `reason` only on refused."""
 
     index = fields.Integer()
@@ -93,7 +95,7 @@ class DeliveryItemResultSchema(Schema):
         return {key: value for key, value in data.items() if value is not None}
 
 
-class DeliveryTotalsSchema(Schema):
+class DeliveryTotalsSchema(OutputSchema):
     """`DeliveryTotals`: totals over the items of one delivery."""
 
     received = fields.Integer()
@@ -103,7 +105,7 @@ class DeliveryTotalsSchema(Schema):
     matched = fields.Integer()
 
 
-class DeliveryProcessedSchema(Schema):
+class DeliveryProcessedSchema(OutputSchema):
     """`DeliveryProcessed`: what the request got through within its time budget."""
 
     linked = fields.Integer()
@@ -114,7 +116,7 @@ class DeliveryProcessedSchema(Schema):
     budgetOut = fields.Boolean(attribute="budget_out")  # noqa: N815 - the API's field name
 
 
-class DeliveryResultSchema(Schema):
+class DeliveryResultSchema(OutputSchema):
     """`DeliveryResult`: one verdict per item, the totals and what was processed."""
 
     ok = fields.Constant(True)
@@ -125,7 +127,7 @@ class DeliveryResultSchema(Schema):
     processed = fields.Nested(DeliveryProcessedSchema)
 
 
-class BatchSchema(Schema):
+class BatchSchema(OutputSchema):
     """`Batch`: one delivery with its figures."""
 
     id = fields.String()
@@ -139,7 +141,7 @@ class BatchSchema(Schema):
     createdAt = fields.Integer(attribute="created_at")  # noqa: N815 - the API's field name
 
 
-class ExternalTicketCountsSchema(Schema):
+class ExternalTicketCountsSchema(OutputSchema):
     """`ExternalTicketCounts`: delivered tickets by state."""
 
     delivered = fields.Integer()
@@ -148,7 +150,7 @@ class ExternalTicketCountsSchema(Schema):
     todo = fields.Integer()
 
 
-class ExternalTicketsStatusSchema(Schema):
+class ExternalTicketsStatusSchema(OutputSchema):
     """`ExternalTicketsStatus`: the counts and the last twenty deliveries, newest first."""
 
     ok = fields.Constant(True)

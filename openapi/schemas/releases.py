@@ -1,11 +1,11 @@
 """`Release` (items of GET /radar)."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
-from openapi.schemas import page_url, site_url
+from openapi.schemas import OutputSchema, page_url, site_url
 
 
-class ReleaseArtistSchema(Schema):
+class ReleaseArtistSchema(OutputSchema):
     """`ReleaseArtist`: an artist of a release."""
 
     id = fields.String()
@@ -13,7 +13,7 @@ class ReleaseArtistSchema(Schema):
     url = page_url("artists")
 
 
-class ReleaseNextEventSchema(Schema):
+class ReleaseNextEventSchema(OutputSchema):
     """`ReleaseNextEvent`: the soonest upcoming event of the release's artists."""
 
     id = fields.String()
@@ -24,7 +24,7 @@ class ReleaseNextEventSchema(Schema):
     url = fields.Function(lambda event: f"{site_url()}/events/{event.slug}")
 
 
-class ReleaseSchema(Schema):
+class ReleaseSchema(OutputSchema):
     """`Release`: a new single, EP or album by artists in the agenda."""
 
     title = fields.String()

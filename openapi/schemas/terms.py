@@ -1,11 +1,11 @@
 """`Terms`, built from the settings."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
-from openapi.schemas import attribution
+from openapi.schemas import OutputSchema, attribution
 
 
-class ProviderSchema(Schema):
+class ProviderSchema(OutputSchema):
     """`Terms.provider`."""
 
     name = fields.String(attribute="provider_name")
@@ -25,7 +25,7 @@ TERMS_RULES = [
 ]
 
 
-class TermsSchema(Schema):
+class TermsSchema(OutputSchema):
     """`Terms`, built from the settings."""
 
     version = fields.String(attribute="terms_version")

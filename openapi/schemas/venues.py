@@ -1,11 +1,11 @@
 """`VenueSummary` and `VenueDetail`."""
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
-from openapi.schemas import page_url
+from openapi.schemas import OutputSchema, page_url
 
 
-class VenueSummarySchema(Schema):
+class VenueSummarySchema(OutputSchema):
     """`VenueSummary`: a venue as listed."""
 
     id = fields.String()
