@@ -71,7 +71,7 @@ def unit() -> UnitOfWork:
     bound = _lane.get()
     if bound is not None:
         if bound.unit is None:
-            bound.unit = UnitOfWork(bound.service.sessions)
+            bound.unit = UnitOfWork(bound.service.reads)
         return bound.unit
     if "unit" not in g:
         g.unit = UnitOfWork(service().sessions)

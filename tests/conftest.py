@@ -73,13 +73,17 @@ def db(app):
 @contextlib.contextmanager
 def joined(service, connection):
     """A service's sessions (with savepoints) and direct statements on the test's connection."""
-    service.sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
+    factories = (service.sessions, service.reads)
+    binds = [sessions.kw["bind"] for sessions in factories]
+    for sessions in factories:
+        sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
     production = service.direct
     service.direct = functools.partial(_rows, connection)
     try:
         yield
     finally:
-        service.sessions.configure(bind=service.engine, join_transaction_mode="conditional_savepoint")
+        for sessions, bind in zip(factories, binds):
+            sessions.configure(bind=bind, join_transaction_mode="conditional_savepoint")
         service.direct = production
 
 
