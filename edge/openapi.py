@@ -7,10 +7,10 @@ the first bad parameter. This module, and nothing else, works around that:
 * `load_document` reads `openapi/agenda.yaml`, validates it as OpenAPI 3.1 with
   openapi-spec-validator and sets `servers` to the configured base URL;
 * `install` replaces Connexion's 3.0 meta-schema check with that 3.1 check;
-* `VALIDATOR_MAP` hands Connexion parameter, body and response validators that
-  use JSON Schema draft 2020-12 (the dialect of OpenAPI 3.1) and report every
-  bad parameter at once as `details.params`, with the rules a handler declares
-  (`rules`);
+* `VALIDATOR_MAP` (`validator_map` for a service: its cursors' key) hands Connexion
+  parameter, body and response validators that use JSON Schema draft 2020-12 (the
+  dialect of OpenAPI 3.1) and report every bad parameter at once as `details.params`,
+  with the rules a handler declares (`rules`) and a cursor this API did not sign;
 * `parse_json` reads every JSON request body, here and in the door's lane.
 
 tests/agenda/test_openapi.py fails when a Connexion upgrade breaks any of this.
@@ -37,6 +37,7 @@ from connexion.validators.parameter import ParameterValidator
 from jsonschema import Draft202012Validator
 from starlette.datastructures import QueryParams
 
+from edge import cursors
 from edge.problems import QUERY_NAMES, UnsupportedMediaType
 from models.errors import BadRequest
 
@@ -221,22 +222,39 @@ class AllParametersValidator(ParameterValidator):
     of one value given more than once.
     """
 
+    # The key the running service signs its cursors with (`validator_map`); None: a bad
+    # cursor is named by the handler only.
+    cursor_secret: str | None = None
+
     def validate(self, scope) -> None:
         request = ConnexionRequest(scope, uri_parser=self.uri_parser)
         raw = QueryParams(scope["query_string"])
         params = self._schema_errors(request, raw)
         if params:
+            refused = {param["name"] for param in params}
             routing = scope.get("extensions", {}).get("connexion_routing", {})
             check = _RULES.get(routing.get("operation_id"))
             if check is not None:
                 # A rule says nothing of a parameter the schema refused (not "lat and lng go
                 # together" for `lat=NaN&lng=4`).
-                refused = {param["name"] for param in params}
                 params += [rule for rule in check({name: value for name, value
                                                    in request.query_params.items()
                                                    if name not in refused})
                            if QUERY_NAMES.get(rule["name"], rule["name"]) not in refused]
+            params += self._cursor_errors(raw, refused)
             raise BadRequest(params)
+
+    def _cursor_errors(self, raw: QueryParams, refused: set[str]) -> list[dict]:
+        """A `cursor` this API did not sign, named beside the parameters the schema refused
+        (whether it fits its list and filters the handler tells, once they are valid)."""
+        cursor = raw.get("cursor")
+        if cursor is None or "cursor" in refused or self.cursor_secret is None:
+            return []
+        try:
+            cursors.authentic(self.cursor_secret, cursor)
+        except BadRequest as error:
+            return error.params
+        return []
 
     def _schema_errors(self, request: ConnexionRequest, raw: QueryParams) -> list[dict]:
         params = []
@@ -378,6 +396,12 @@ class ResponseValidator(JSONResponseBodyValidator):
                 detail=f"Response body does not conform to the document: {error.message} "
                        f"at {_json_path(error.absolute_path) or 'the top'}"
             )
+
+
+def validator_map(secret: str) -> dict:
+    """`VALIDATOR_MAP` for a running service whose cursors are signed with `secret`."""
+    return {**VALIDATOR_MAP, "parameter": type("ParameterValidator", (AllParametersValidator,),
+                                               {"cursor_secret": secret})}
 
 
 VALIDATOR_MAP = {
