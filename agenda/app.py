@@ -202,7 +202,7 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
         pythonic_params=True,
         strict_validation=True,
         validate_responses=settings.validate_responses,
-        validator_map=openapi.VALIDATOR_MAP,
+        validator_map=openapi.validator_map(settings.secret_key),
         security_map={"bearer": bearer_handler(service)},
         swagger_ui_options=connexion.options.SwaggerUIOptions(swagger_ui=False, serve_spec=False),
     )

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import Callable
 
 from connexion.security import AbstractSecurityHandler
 
 from edge.limits import Figures
-from edge.problems import DATABASE_RETRY_AFTER
+from edge.problems import database_unavailable
 from edge.routes import Gate
 from edge.state import RequestState
 from models import tokens
 from models.errors import ScopeMissing, ServiceUnavailable, Unauthorized
 from models.tokens import Caller
 
+log = logging.getLogger("agenda.errors")
 
 @dataclasses.dataclass(frozen=True)
 class Admission:
@@ -75,13 +77,19 @@ async def admit(service, state: RequestState, gate: Gate, header: str | None,
 
 async def _within_deadline(service, admitting):
     """`admitting` (work on the admission threads), or a 503 once it waited longer than a
-    statement may take: a frozen database holds the thread, and requests queued behind it
-    would otherwise wait one deadline each."""
+    statement may take (a frozen database holds the thread, and requests queued behind it
+    would otherwise wait one deadline each) or the database cannot be reached: the same
+    `ServiceUnavailable` for every surface that admits."""
     try:
         async with asyncio.timeout(service.settings.statement_timeout_ms / 1000):
             return await admitting
     except TimeoutError:
-        raise ServiceUnavailable(headers={"Retry-After": str(DATABASE_RETRY_AFTER)}) from None
+        raise ServiceUnavailable() from None
+    except Exception as error:
+        if not database_unavailable(error):
+            raise
+        log.error("database unavailable while admitting: %s", error.__class__.__name__)
+        raise ServiceUnavailable() from error
 
 
 def _admit(service, gate: Gate, header: str | None, address: str,

@@ -22,11 +22,9 @@ from collections.abc import Callable
 from connexion.decorators.parameter import pythonic
 from jsonschema import Draft202012Validator
 
-from edge.openapi import resolve
+from edge.openapi import plain_integer, plain_number, resolve
 
 FORMATS = Draft202012Validator.FORMAT_CHECKER
-_INTEGER = re.compile(r"-?[0-9]{1,15}")
-_NUMBER = re.compile(r"-?[0-9]{1,15}(\.[0-9]{1,15})?")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -34,20 +32,14 @@ def _boolean(text: str):
     return {"true": True, "false": False}.get(text)
 
 
-def _integer(text: str):
-    return int(text) if _INTEGER.fullmatch(text) else None
-
-
-def _number(text: str):
-    return float(text) if _NUMBER.fullmatch(text) else None
-
-
 def _unread(_text: str) -> None:
     """A kind of value not read here (an array, an object): the full way reads it."""
 
 
+# Numbers as the validators read them (edge/openapi.py: ASCII digits, finite).
 _TYPES: dict[str | None, Callable[[str], object]] = {
-    "boolean": _boolean, "integer": _integer, "number": _number, "string": str, None: str}
+    "boolean": _boolean, "integer": plain_integer, "number": plain_number, "string": str,
+    None: str}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -49,23 +49,30 @@ def encode(secret: str, *, kind: str, filters: dict, key: tuple, clock=time.time
     return f"{body}.{_sign(secret, payload)}"
 
 
-def decode(secret: str, cursor: str, *, kind: str, filters: dict, clock=time.time,
-           lifetime: int | None = LIFETIME) -> list:
-    """The keyset position inside `cursor`; `BadRequest` naming `cursor` when it is not valid.
-    `lifetime` None: the list checks the age of its positions itself (the change feed)."""
-    def refuse(message: str):
-        raise BadRequest([{"name": "cursor", "in": "query", "message": message}])
+def _refuse(message: str):
+    raise BadRequest([{"name": "cursor", "in": "query", "message": message}])
 
+
+def authentic(secret: str, cursor: str) -> bytes:
+    """The payload of `cursor` when this API signed it (for any list, any filters);
+    `BadRequest` naming `cursor` otherwise."""
     body, _, signature = cursor.partition(".")
     try:
         payload = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
     except (binascii.Error, ValueError):
-        refuse("is not a cursor of this API")
+        _refuse("is not a cursor of this API")
     if not signature or not hmac.compare_digest(_sign(secret, payload), signature):
-        refuse("is not a cursor of this API (take it from meta.next_cursor)")
-    version, digest, key, issued = orjson.loads(payload)
+        _refuse("is not a cursor of this API (take it from meta.next_cursor)")
+    return payload
+
+
+def decode(secret: str, cursor: str, *, kind: str, filters: dict, clock=time.time,
+           lifetime: int | None = LIFETIME) -> list:
+    """The keyset position inside `cursor`; `BadRequest` naming `cursor` when it is not valid.
+    `lifetime` None: the list checks the age of its positions itself (the change feed)."""
+    version, digest, key, issued = orjson.loads(authentic(secret, cursor))
     if version != VERSION or digest != _digest(kind, filters):
-        refuse("was made for other filters; start again without a cursor")
+        _refuse("was made for other filters; start again without a cursor")
     if lifetime is not None and clock() - issued > lifetime + ISSUE_GRANULARITY:
-        refuse("has expired; start again without a cursor")
+        _refuse("has expired; start again without a cursor")
     return key

@@ -43,9 +43,10 @@ UNAUTHENTICATED_PER_MINUTE = 30
 PAGES_PER_MINUTE = 60
 
 
-def per_address(name: str, limit: int, address: str) -> list[tuple[str, int, int]]:
-    """The clock minute of `address` under the limit `name`, as `Usage.throttle` counts it."""
-    return [(f"{name}:{address}", limit, 60)]
+def per_address(name: str, limit: int, address: str, seconds: int = 60) -> tuple[str, int, int]:
+    """The window of `seconds` (the clock minute) of `address` under the limit `name`, as
+    `Usage.throttle` counts it: every per-address limit counts by `address_key`."""
+    return (f"{name}:{address_key(address)}", limit, seconds)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -474,7 +475,7 @@ class Usage:
     @staticmethod
     def _unauthenticated(address: str) -> list[tuple[str, int, int]]:
         # Read at each request: the contract tests lift it.
-        return per_address("unauthenticated", UNAUTHENTICATED_PER_MINUTE, address)
+        return [per_address("unauthenticated", UNAUTHENTICATED_PER_MINUTE, address)]
 
     def _refuse_unauthenticated(self, wait: int | None) -> None:
         if wait is not None:

@@ -7,10 +7,10 @@ the first bad parameter. This module, and nothing else, works around that:
 * `load_document` reads `openapi/agenda.yaml`, validates it as OpenAPI 3.1 with
   openapi-spec-validator and sets `servers` to the configured base URL;
 * `install` replaces Connexion's 3.0 meta-schema check with that 3.1 check;
-* `VALIDATOR_MAP` hands Connexion parameter, body and response validators that
-  use JSON Schema draft 2020-12 (the dialect of OpenAPI 3.1) and report every
-  bad parameter at once as `details.params`, with the rules a handler declares
-  (`rules`);
+* `VALIDATOR_MAP` (`validator_map` for a service: its cursors' key) hands Connexion
+  parameter, body and response validators that use JSON Schema draft 2020-12 (the
+  dialect of OpenAPI 3.1) and report every bad parameter at once as `details.params`,
+  with the rules a handler declares (`rules`) and a cursor this API did not sign;
 * `parse_json` reads every JSON request body, here and in the door's lane.
 
 tests/agenda/test_openapi.py fails when a Connexion upgrade breaks any of this.
@@ -37,6 +37,7 @@ from connexion.validators.parameter import ParameterValidator
 from jsonschema import Draft202012Validator
 from starlette.datastructures import QueryParams
 
+from edge import cursors
 from edge.problems import QUERY_NAMES, UnsupportedMediaType
 from models.errors import BadRequest
 
@@ -201,14 +202,29 @@ _INTEGER = re.compile(r"-?[0-9]{1,18}")
 _NUMBER = re.compile(r"-?[0-9]{1,18}(?:\.[0-9]{1,18})?(?:[eE][+-]?[0-9]{1,3})?")
 
 
-def _lexical_error(schema: dict, value: str) -> str | None:
-    """Why `value` is not written as its scalar type must be, if it is not."""
-    kind = schema.get("type")
+def plain_integer(text: str) -> int | None:
+    """`text` as an integer when it is written as one must be (ASCII digits), else None: the
+    one test of the validators and of the response cache's reader (edge/arguments.py)."""
+    return int(text) if _INTEGER.fullmatch(text) else None
+
+
+def plain_number(text: str) -> float | None:
+    """`text` as a finite number when it is written as one must be, else None (as
+    `plain_integer`)."""
+    if not _NUMBER.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def lexical_error(kind: str | None, value: str) -> str | None:
+    """Why `value` is not written as a scalar of JSON Schema type `kind` must be, if it is
+    not."""
     if "\x00" in value:
         return NUL_MESSAGE
-    if kind == "integer" and not _INTEGER.fullmatch(value):
+    if kind == "integer" and plain_integer(value) is None:
         return "must be an integer in ASCII digits"
-    if kind == "number" and not (_NUMBER.fullmatch(value) and math.isfinite(float(value))):
+    if kind == "number" and plain_number(value) is None:
         return "must be a finite number in ASCII digits"
     return None
 
@@ -221,66 +237,53 @@ class AllParametersValidator(ParameterValidator):
     of one value given more than once.
     """
 
+    # The key the running service signs its cursors with (`validator_map`); None: a bad
+    # cursor is named by the handler only.
+    cursor_secret: str | None = None
+
     def validate(self, scope) -> None:
         request = ConnexionRequest(scope, uri_parser=self.uri_parser)
         raw = QueryParams(scope["query_string"])
-        params = self._schema_errors(request, raw)
+        params = parameter_errors(self.parameters, {"query": request.query_params,
+                                                    "path": request.path_params,
+                                                    "header": request.headers}, raw)
         if params:
+            refused = {param["name"] for param in params}
             routing = scope.get("extensions", {}).get("connexion_routing", {})
             check = _RULES.get(routing.get("operation_id"))
             if check is not None:
                 # A rule says nothing of a parameter the schema refused (not "lat and lng go
                 # together" for `lat=NaN&lng=4`).
-                refused = {param["name"] for param in params}
                 params += [rule for rule in check({name: value for name, value
                                                    in request.query_params.items()
                                                    if name not in refused})
                            if QUERY_NAMES.get(rule["name"], rule["name"]) not in refused]
+            params += self._cursor_errors(raw, refused)
             raise BadRequest(params)
 
-    def _schema_errors(self, request: ConnexionRequest, raw: QueryParams) -> list[dict]:
-        params = []
-        known = {p["name"] for p in self.parameters.get("query", [])}
-        for name in sorted(set(raw) - known):
-            params.append({"name": name, "in": "query", "message": "is not a known parameter"})
-        sources = {
-            "query": request.query_params,
-            "path": request.path_params,
-            "header": request.headers,
-        }
-        for location, values in sources.items():
-            for parameter in self.parameters.get(location, []):
-                name = parameter["name"]
-                value = values.get(name)
-                if value is None:
-                    if parameter.get("required"):
-                        params.append({"name": name, "in": location, "message": "is required"})
-                    continue
-                schema = parameter.get("schema", {})
-                given = raw.getlist(name) if location == "query" else [values[name]]
-                if len(given) > 1 and schema.get("type") != "array":
-                    params.append({"name": name, "in": location,
-                                   "message": "is given more than once"})
-                    continue
-                problem = next(filter(None, (_lexical_error(schema, text) for text in given
-                                             if isinstance(text, str))), None)
-                if problem is not None:
-                    params.append({"name": name, "in": location, "message": problem})
-                    continue
-                for error in compiled(schema).iter_errors(value):
-                    params.append({"name": name, "in": location,
-                                   "message": _short(error.message)})
-        return params
+    def _cursor_errors(self, raw: QueryParams, refused: set[str]) -> list[dict]:
+        """A `cursor` this API did not sign, named beside the parameters the schema refused
+        (whether it fits its list and filters the handler tells, once they are valid)."""
+        cursor = raw.get("cursor")
+        if cursor is None or "cursor" in refused or self.cursor_secret is None:
+            return []
+        try:
+            cursors.authentic(self.cursor_secret, cursor)
+        except BadRequest as error:
+            return error.params
+        return []
 
 
-def parameter_errors(parameters: dict[str, list[dict]], sources: dict) -> list[dict]:
-    """Every bad parameter of values read outside Connexion (a page's query taken as GET
-    /v1/events filters, pages/subscriptions.py): `parameters` by location, the values by
-    location (coerced to their types as Connexion does); unknown query parameters are bad
-    parameters too (decisions.md)."""
+def parameter_errors(parameters: dict[str, list[dict]], sources: dict, query) -> list[dict]:
+    """Every bad parameter of a request, for Connexion's validator and for values read
+    outside it (a page's query taken as GET /v1/events filters, pages/subscriptions.py):
+    `parameters` by location, the values by location (coerced to their types as Connexion
+    does), `query` the raw query string's values (a multi-dict: `getlist`). Unknown query
+    parameters are bad parameters too (decisions.md), and so are a single-valued one given
+    more than once and a typed one not written as its type must be (`lexical_error`)."""
     params = []
     known = {p["name"] for p in parameters.get("query", [])}
-    for name in sorted(set(sources.get("query", {})) - known):
+    for name in sorted(set(query) - known):
         params.append({"name": name, "in": "query", "message": "is not a known parameter"})
     for location, values in sources.items():
         for parameter in parameters.get(location, []):
@@ -290,10 +293,18 @@ def parameter_errors(parameters: dict[str, list[dict]], sources: dict) -> list[d
                 if parameter.get("required"):
                     params.append({"name": name, "in": location, "message": "is required"})
                 continue
-            if isinstance(value, str) and "\x00" in value:
-                params.append({"name": name, "in": location, "message": NUL_MESSAGE})
+            schema = parameter.get("schema", {})
+            given = query.getlist(name) if location == "query" else [value]
+            if len(given) > 1 and schema.get("type") != "array":
+                params.append({"name": name, "in": location,
+                               "message": "is given more than once"})
                 continue
-            for error in compiled(parameter.get("schema", {})).iter_errors(value):
+            problem = next(filter(None, (lexical_error(schema.get("type"), text)
+                                         for text in given if isinstance(text, str))), None)
+            if problem is not None:
+                params.append({"name": name, "in": location, "message": problem})
+                continue
+            for error in compiled(schema).iter_errors(value):
                 params.append({"name": name, "in": location, "message": _short(error.message)})
     return params
 
@@ -378,6 +389,12 @@ class ResponseValidator(JSONResponseBodyValidator):
                 detail=f"Response body does not conform to the document: {error.message} "
                        f"at {_json_path(error.absolute_path) or 'the top'}"
             )
+
+
+def validator_map(secret: str) -> dict:
+    """`VALIDATOR_MAP` for a running service whose cursors are signed with `secret`."""
+    return {**VALIDATOR_MAP, "parameter": type("ParameterValidator", (AllParametersValidator,),
+                                               {"cursor_secret": secret})}
 
 
 VALIDATOR_MAP = {

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable
 
 from edge import cursors
+from models.errors import BadRequest
 from models.paging import Filters, Page
 
 
@@ -30,8 +31,12 @@ def page(filters: Filters, cursor: str | None, *, secret: str,
     is the domain call. A cursor of another list or other filters is a `BadRequest`; so is
     one older than `lifetime` (None: the domain call judges its positions' age)."""
     kind, binding = filters.kind, filters.binding()
-    after = None if cursor is None else cursors.decode(secret, cursor, kind=kind, filters=binding,
-                                                       lifetime=lifetime)
+    try:
+        after = None if cursor is None else cursors.decode(secret, cursor, kind=kind,
+                                                           filters=binding, lifetime=lifetime)
+    except BadRequest as refused:
+        # Named with the filters' own problems, which the list would refuse next: one 400.
+        raise BadRequest([*filters.problems(), *refused.params]) from None
     found = fetch(after)
     if found.next_key is None:
         return Listed(items=found.items, next_cursor=None)

@@ -96,6 +96,15 @@ def status_of(error: errors.DomainError | TransportError) -> tuple[int, str]:
     return next(KINDS[kind] for kind in type(error).__mro__ if kind in KINDS)
 
 
+def headers_of(error: errors.DomainError | TransportError) -> dict[str, str]:
+    """The headers an answer to `error` carries on every surface: its own (a challenge, a
+    limit's Retry-After), and Retry-After on every 503 (a database that does not answer)."""
+    headers = dict(error.headers)
+    if status_of(error)[0] == 503:
+        headers.setdefault("Retry-After", str(DATABASE_RETRY_AFTER))
+    return headers
+
+
 # The domain's field names that the REST API's query strings spell otherwise (GET /events).
 QUERY_NAMES = {"date_from": "from", "date_to": "to"}
 _QUERY_NAMED = re.compile(r"\b(?:{})\b".format("|".join(map(re.escape, QUERY_NAMES))))
@@ -153,7 +162,7 @@ class ErrorHandlers:
     def answer(self, request, exc: errors.DomainError | TransportError) -> ConnexionResponse:
         """Errors raised on purpose, answered with the status and code of their kind."""
         status, code = status_of(exc)
-        headers = dict(exc.headers)
+        headers = headers_of(exc)
         if isinstance(exc, errors.ScopeMissing):
             headers["WWW-Authenticate"] = f'Bearer error="insufficient_scope", scope="{exc.scope}"'
         if isinstance(exc, MethodNotAllowed):
@@ -204,8 +213,7 @@ class ErrorHandlers:
         if database_unavailable(exc):
             log.error("database unavailable (request %s): %s", request_id_of(request),
                       exc.__class__.__name__)
-            return self.answer(request, errors.ServiceUnavailable(
-                headers={"Retry-After": str(DATABASE_RETRY_AFTER)}))
+            return self.answer(request, errors.ServiceUnavailable())
         log.error("unexpected error (request %s)", request_id_of(request), exc_info=exc)
         return self.answer(request, errors.DomainError())
 

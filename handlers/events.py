@@ -33,10 +33,11 @@ def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, ci
         venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id, q=q,
         has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng,
         facets=facet_counts.parse(facets))
-    counted = wanted.facets and {"facets": facet_counts_schema.dump(
-        facet_counts.count(session(), filters=wanted, today=today()))}
+    # The page first: a bad cursor is named with the filters' problems (edge/paging.py).
     page = paging.page(wanted, cursor, secret=settings().secret_key, fetch=lambda after: (
         events.list_events(session(), filters=wanted, today=today(), limit=limit, after=after)))
+    counted = wanted.facets and {"facets": facet_counts_schema.dump(
+        facet_counts.count(session(), filters=wanted, today=today()))}
     return envelope.public_page(EVENT_SUMMARIES.dump(page.items), limit=limit,
                                 next_cursor=page.next_cursor, meta=counted or None)
 

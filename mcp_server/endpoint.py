@@ -11,7 +11,6 @@ scope a called tool needs, and the per-token limits of the REST API.
 from __future__ import annotations
 
 import contextlib
-import functools
 from urllib.parse import urlsplit
 
 import orjson
@@ -21,11 +20,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from edge import answers
 from edge.admission import admit, authorization, client_address
 from edge.routes import Gate
-from edge.problems import status_of
+from edge.problems import headers_of, status_of
 from edge.state import RequestState
 from mcp_server import identity as identities
 from mcp_server import tools
-from models.errors import DomainError, RateLimited, ScopeMissing, Unauthorized
+from models.errors import DomainError, ScopeMissing, Unauthorized
 from models.unit_of_work import transaction
 
 PATH = "/mcp"
@@ -79,10 +78,11 @@ class McpEndpoint:
         replay = _Body(receive)
         body = await replay.read()
         try:
-            admission = await admit(
-                self.service, state, GATE, authorization(scope),
-                client_address(scope),
-                functools.partial(self._authenticate, called=_called_tool(scope, body)))
+            admission = await admit(self.service, state, GATE, authorization(scope),
+                                    client_address(scope), self._authenticate)
+            # Checked once counted, as admission checks REST's scopes: the refusal carries
+            # the limit headers too (edge/middleware.py).
+            _check_tool_scope(admission.who, _called_tool(scope, body))
         except DomainError as error:
             status, code = status_of(error)
             if isinstance(error, ScopeMissing):
@@ -104,30 +104,27 @@ class McpEndpoint:
         headers = [(k, v) for k, v in scope["headers"] if k != b"origin"]
         await self.transport({**scope, "state": who, "headers": headers}, replay, send)
 
-    def _authenticate(self, token: str, *, called: str | None):
-        """MCP's callers: live API tokens and OAuth access tokens for {site_url}/mcp, who
-        must hold the scope of the tool they call (on an admission thread)."""
+    def _authenticate(self, token: str):
+        """MCP's callers: live API tokens and OAuth access tokens for {site_url}/mcp (on an
+        admission thread)."""
         with transaction(self.service.sessions) as session:
             who = identities.authenticate(
                 session, token, resource=f"{self.service.settings.site_url}{PATH}")
-        needed = tools.SCOPES.get(called) if called else None
-        if needed is not None and not who.may(needed):
-            raise ScopeMissing(needed, f"The tool {called!r} needs the scope {needed!r}.")
         return who.caller, "", who
 
     def _challenge(self, error: DomainError) -> dict[str, str]:
-        """RFC 6750 / RFC 9728 headers for a refused request."""
+        """The headers of a refused request: those of its kind on every surface (a limit's,
+        a 503's Retry-After), with RFC 6750 / RFC 9728 challenges."""
         metadata = f"{self.service.settings.site_url}/.well-known/oauth-protected-resource"
+        headers = headers_of(error)
         if isinstance(error, Unauthorized):
-            return {"WWW-Authenticate": f'Bearer resource_metadata="{metadata}", '
-                                        f'scope="{CONNECT_SCOPES}"'}
+            headers["WWW-Authenticate"] = (f'Bearer resource_metadata="{metadata}", '
+                                           f'scope="{CONNECT_SCOPES}"')
         if isinstance(error, ScopeMissing):
-            return {"WWW-Authenticate": f'Bearer error="insufficient_scope", '
-                                        f'scope="{error.scope}", '
-                                        f'resource_metadata="{metadata}"'}
-        if isinstance(error, RateLimited):
-            return error.headers
-        return {}
+            headers["WWW-Authenticate"] = (f'Bearer error="insufficient_scope", '
+                                           f'scope="{error.scope}", '
+                                           f'resource_metadata="{metadata}"')
+        return headers
 
 
 async def _visible_tools(ctx, call_next):
@@ -140,6 +137,13 @@ async def _visible_tools(ctx, call_next):
                                                                        exclude_none=True)
     return {**listed, "tools": [t for t in listed["tools"]
                                 if who.may(tools.SCOPES.get(t["name"], "admin"))]}
+
+
+def _check_tool_scope(who: identities.Identity, called: str | None) -> None:
+    """`ScopeMissing` when `who` may not call the tool `called` (None: no tool called)."""
+    needed = tools.SCOPES.get(called) if called else None
+    if needed is not None and not who.may(needed):
+        raise ScopeMissing(needed, f"The tool {called!r} needs the scope {needed!r}.")
 
 
 def _called_tool(scope, body: bytes) -> str | None:

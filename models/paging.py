@@ -24,6 +24,11 @@ class Filters:
 
     kind: ClassVar[str]
 
+    def problems(self) -> list[dict]:
+        """Combinations of these filters no query can answer, one `details.params` entry per
+        bad field (none unless the list says otherwise)."""
+        return []
+
     def binding(self) -> dict:
         """The filters a cursor is bound to (those given, as strings)."""
         return {k: str(v) for k, v in dataclasses.asdict(self).items() if v is not None}

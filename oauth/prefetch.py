@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from edge.limits import address_key
+from edge.admission import client_address
+from edge.limits import per_address
 from oauth import documents
 
 log = logging.getLogger("agenda.oauth")
@@ -19,9 +20,8 @@ AUTHORIZATIONS = (("authorize-address", AUTHORIZATIONS_PER_MINUTE, 60, True),)
 def windows_of(windows, address: str) -> list[tuple[str, int, int]]:
     """`(name, limit, seconds)` windows for `Usage.throttle`, per address (an IPv6 /64)
     where they say so."""
-    key = address_key(address)
-    return [(f"{name}:{key}" if per_address else name, limit, seconds)
-            for name, limit, seconds, per_address in windows]
+    return [per_address(name, limit, address, seconds) if by_address else (name, limit, seconds)
+            for name, limit, seconds, by_address in windows]
 
 
 class Prefetch:
@@ -35,9 +35,8 @@ class Prefetch:
     async def __call__(self, scope, receive, send):
         url = documents.authorization_client_id(scope)
         if url is not None and documents.cached(url) is None:
-            address = (scope.get("client") or ("unknown",))[0]
             over = await self.service.admitting(
-                self.service.usage.over, windows_of(AUTHORIZATIONS, address))
+                self.service.usage.over, windows_of(AUTHORIZATIONS, client_address(scope)))
             if over is None:
                 await self._fetch(url)
         await self.app(scope, receive, send)

@@ -37,7 +37,7 @@ def filters_of(document: dict, query: MultiDict) -> EventFilters:
     bad parameter as the REST API names it."""
     parameters = _parameters(document)
     values = OpenAPIURIParser(parameters, {}).resolve_query(query.to_dict(flat=False))
-    params = parameter_errors({"query": parameters}, {"query": values})
+    params = parameter_errors({"query": parameters}, {"query": values}, query)
     if params:
         raise BadRequest(params)
     wanted = EventFilters.of(**{FIELDS.get(name, name): value for name, value in values.items()})

@@ -60,7 +60,7 @@ def _within_limit() -> Response | None:
     if request.endpoint == "pages.stylesheet":
         return None
     wait = service().usage.throttle(
-        limits.per_address("pages", limits.PAGES_PER_MINUTE, request.remote_addr or "unknown"))
+        [limits.per_address("pages", limits.PAGES_PER_MINUTE, request.remote_addr or "unknown")])
     if wait is None:
         return None
     response = _page("pages/too_many.html", title=None, status=429,
@@ -154,9 +154,8 @@ def event_calendar(slug: str):
 def calendar_feed():
     """The next events of a search (the filters of GET /v1/events, in its order) as a
     calendar to subscribe to; revalidated with its ETag."""
-    address = request.remote_addr or "unknown"
-    wait = service().usage.throttle(
-        [(f"calendar-address:{address}", subscriptions.FEED_PER_MINUTE, 60)])
+    wait = service().usage.throttle([limits.per_address(
+        "calendar-address", subscriptions.FEED_PER_MINUTE, request.remote_addr or "unknown")])
     if wait is not None:
         response = _page("pages/too_many.html", title=None, status=429,
                          limit=subscriptions.FEED_PER_MINUTE, seconds=wait)

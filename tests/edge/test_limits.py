@@ -8,8 +8,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from edge.limits import Usage, address_key
+from edge.limits import PAGES_PER_MINUTE, Usage, address_key
 from models import tokens
+from oauth.prefetch import AUTHORIZATIONS_PER_MINUTE
+from pages.subscriptions import FEED_PER_MINUTE
 from models.tokens import Caller
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
@@ -185,6 +187,37 @@ def test_the_requests_of_many_tokens_today_are_read_at_once():
 ])
 def test_an_ipv6_address_counts_as_its_64_in_per_address_limits(address, key):
     assert address_key(address) == key
+
+
+# Every per-address limit (the request a surface counts, its limit per window).
+PER_ADDRESS = {
+    "tokenless REST": (("GET", "/v1/terms"), 30),
+    "failed authentication": (("GET", "/v1/genres", {"Authorization": "Bearer svc_live_x"}), 30),
+    "pages and /docs": (("GET", "/docs"), PAGES_PER_MINUTE),
+    "calendar feeds": (("GET", "/calendar.ics"), FEED_PER_MINUTE),
+    "/oauth/authorize": (("GET", "/oauth/authorize"), AUTHORIZATIONS_PER_MINUTE),
+    "registrations": (("POST", "/oauth/register", {"Content-Type": "application/json"}), 30),
+}
+
+
+@pytest.mark.parametrize("surface", PER_ADDRESS)
+def test_every_per_address_limit_counts_an_ipv6_64_and_a_mapped_ipv4_as_one_address(
+        app, client, clock, surface):
+    (method, path, *headers), limit = PER_ADDRESS[surface]
+
+    def status(address: str) -> int:
+        # The client address uvicorn puts in the ASGI scope.
+        return app.test_client(client=(address, 50000)).request(
+            method, path, headers=headers[0] if headers else None,
+            content=b"{}" if method == "POST" else None).status_code
+
+    # (an address that uses up the limit, one the same address, one another)
+    for first, same, other in (("2001:db8:1:2::1", "2001:db8:1:2:ffff::9", "2001:db8:1:3::1"),
+                               ("198.51.100.7", "::ffff:198.51.100.7", "198.51.100.8")):
+        for count in range(limit):
+            assert status(first) != 429, count
+        assert status(same) == 429
+        assert status(other) != 429
 
 
 def _limit_headers(response) -> tuple[str, str, str]:

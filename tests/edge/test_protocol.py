@@ -33,6 +33,32 @@ def test_schema_and_rule_errors_come_in_one_400(client, auth, query, named):
     assert bad_params(client, auth, "/v1/events", **query) == named
 
 
+def _lists_with_a_cursor(document: dict) -> list[str]:
+    """The paths of every GET of the document that pages with `cursor`."""
+    return [path for path, item in document["paths"].items() if "get" in item
+            and any(parameter.get("$ref", "").endswith("/Cursor")
+                    or parameter.get("name") == "cursor"
+                    for parameter in item["get"].get("parameters", []))]
+
+
+def test_a_bad_cursor_is_named_in_the_same_400_on_every_list(app, client, auth):
+    paths = _lists_with_a_cursor(app.service.document)
+    assert "/events" in paths and "/changes" in paths
+    for path in paths:
+        url = "/v1" + path.replace("{id}", "someone")
+        assert bad_params(client, auth, url, limit="0", cursor="bad") == {"limit", "cursor"}, path
+        if "{" not in path:  # (one of a missing resource is a 404 first)
+            assert bad_params(client, auth, url, cursor="bad") == {"cursor"}, path
+
+
+@pytest.mark.parametrize("query", [
+    {"from": "2026-12-10", "to": "2026-12-01", "cursor": "bad"},
+    {"from": "2026-12-10", "to": "2026-12-01", "cursor": "bad", "facets": "genre"},
+])
+def test_a_bad_cursor_and_a_rule_error_come_in_one_400(client, auth, query):
+    assert bad_params(client, auth, "/v1/events", **query) == {"to", "cursor"}
+
+
 def test_a_rule_says_nothing_of_a_parameter_the_schema_refused(client, auth):
     error = _error(client.get("/v1/events", headers=auth, params={"lat": "NaN", "lng": "4"}),
                    400)

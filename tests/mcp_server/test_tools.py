@@ -199,6 +199,15 @@ def test_a_bad_argument_is_named_as_the_tool_names_it(served, committed, era):
     assert result.content[0].text.endswith("date_to: is before date_from"), result.content
 
 
+def _scan(rest, token):
+    """scan_ticket called over plain HTTP."""
+    return rest.post("/mcp", headers={
+        "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+              "params": {"name": "scan_ticket", "arguments": {"code": "MCPDOOR1"}}})
+
+
 @pytest.mark.parametrize("era", ERAS)
 def test_a_token_without_a_scope_does_not_see_its_tools_and_gets_403(served, agenda, rest, era):
     async def work():
@@ -208,15 +217,22 @@ def test_a_token_without_a_scope_does_not_see_its_tools_and_gets_403(served, age
             assert "search_events" in listed
 
     run(work)
-    response = rest.post("/mcp", headers={
-        "Authorization": f"Bearer {agenda['reader']}", "Accept": "application/json, text/event-stream",
-        "Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25"},
-        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-              "params": {"name": "scan_ticket", "arguments": {"code": "MCPDOOR1"}}})
+    response = _scan(rest, agenda["reader"])
     assert response.status_code == 403
     challenge = response.headers["WWW-Authenticate"]
     assert 'error="insufficient_scope"' in challenge and 'scope="scan"' in challenge
     assert response.json()["error"]["code"] == "insufficient_scope"
+
+
+def test_a_missing_scope_403_on_mcp_carries_the_limit_headers(served, agenda, rest):
+    # Counted before its tool's scope is checked, as REST's missing-scope 403 is.
+    response = _scan(rest, agenda["reader"])
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "insufficient_scope"
+    assert int(response.headers["X-RateLimit-Remaining"]) < int(
+        response.headers["X-RateLimit-Limit"])
+    assert int(response.headers["X-RateLimit-Reset"]) > 0
+    assert "RateLimit" in response.headers and "RateLimit-Policy" in response.headers
 
 
 def test_without_a_valid_token_the_answer_is_401_pointing_at_the_metadata(served, rest):

@@ -172,6 +172,26 @@ def test_bad_filters_are_a_400_page_naming_every_bad_parameter(client, db):
     assert set(re.findall(r"<code>([^<]+)</code>", crossed.text)) == {"to", "lng"}
 
 
+@pytest.mark.parametrize(("query", "name", "message"), [
+    ("min_price=%EF%BC%91%EF%BC%90", "min_price", "must be a finite number in ASCII digits"),
+    ("radius_km=%EF%BC%95&lat=52&lng=4", "radius_km", "must be an integer in ASCII digits"),
+    ("lat=NaN&lng=4", "lat", "must be a finite number in ASCII digits"),
+    ("q=techno&q=house", "q", "is given more than once"),
+])
+def test_a_feed_refuses_what_rest_refuses_full_width_digits_and_a_repeated_parameter(
+        client, auth, db, query, name, message):
+    # The same words as GET /v1/events for the same query.
+    rest = client.get(f"/v1/events?{query}", headers=auth)
+    assert [(p["name"], p["message"]) for p in rest.json()["error"]["details"]["params"]] == [
+        (name, message)]
+    for path in ("/calendar.ics", "/events"):
+        response = client.get(f"{path}?{query}")
+        assert response.status_code == 400, (path, response.text)
+        assert response.headers["content-type"].startswith("text/html")
+        assert set(re.findall(r"<code>([^<]+)</code>", response.text)) == {name}
+        assert message in response.text
+
+
 def test_an_unchanged_feed_is_revalidated_with_its_etag(client, db):
     EventFactory(date=day(1))
     first = client.get("/calendar.ics", params={"city": "Amsterdam"})
