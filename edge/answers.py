@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import orjson
 
-from edge.problems import error_body
+from edge.problems import error_body, headers_of, status_of
 
 JSON = b"application/json"
 
@@ -53,3 +53,12 @@ async def answer_error(send, status: int, message: str, request_id: str, *,
     await answer(send, status, error_body(status, message, request_id, code=code,
                                           details=details),
                             [(b"cache-control", b"no-store"), *header_list(headers)])
+
+
+async def answer_problem(send, error, request_id: str, *, code: str | None = None,
+                         headers: dict[str, str] | None = None) -> None:
+    """A domain error in the error envelope, with the status, code and headers of its kind
+    (edge/problems.py): how a layer before the framework answers one."""
+    status, kind = status_of(error)
+    await answer_error(send, status, error.message, request_id, code=code or kind,
+                       headers={**headers_of(error), **(headers or {})})

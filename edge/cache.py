@@ -166,10 +166,6 @@ class SharedEntries:
             self._warn(error)
 
 
-class _Unavailable(Exception):
-    """The database did not answer a handler before the framework in time."""
-
-
 class ResponseCache:
     """ASGI layer between the request middleware and Connexion (see the module's text)."""
 
@@ -288,12 +284,9 @@ class ResponseCache:
         if arguments is not None:
             try:
                 handled = await self._handled(operation, handler, arguments, state)
-            except _Unavailable:
+            except errors.ServiceUnavailable as error:
                 # Answered here: the full way would wait for the database all over again.
-                await answers.answer_error(
-                    send, 503, errors.ServiceUnavailable.default_message, state.request_id,
-                    code="service_unavailable",
-                    headers={"Retry-After": str(problems.DATABASE_RETRY_AFTER)})
+                await answers.answer_problem(send, error, state.request_id)
                 return
             if handled:
                 await self._answer(send, await self._keep(url, state), dict(scope["headers"]),
@@ -324,7 +317,7 @@ class ResponseCache:
             if problems.database_unavailable(error):
                 log.error("database unavailable (request %s): %s", state.request_id,
                           error.__class__.__name__)
-                raise _Unavailable from error
+                raise errors.ServiceUnavailable() from error
             if not isinstance(error, errors.DomainError):
                 self._warn(error)
             return False

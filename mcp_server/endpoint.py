@@ -20,7 +20,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from edge import answers
 from edge.admission import admit, authorization, client_address
 from edge.routes import Gate
-from edge.problems import headers_of, status_of
 from edge.state import RequestState
 from mcp_server import identity as identities
 from mcp_server import tools
@@ -84,11 +83,10 @@ class McpEndpoint:
             # the limit headers too (edge/middleware.py).
             _check_tool_scope(admission.who, _called_tool(scope, body))
         except DomainError as error:
-            status, code = status_of(error)
-            if isinstance(error, ScopeMissing):
-                code = "insufficient_scope"  # RFC 6750's name, as MCP clients read it
-            await answers.answer_error(send, status, error.message, state.request_id, code=code,
-                                       headers=self._challenge(error))
+            # RFC 6750's name for a missing scope, as MCP clients read it.
+            code = "insufficient_scope" if isinstance(error, ScopeMissing) else None
+            await answers.answer_problem(send, error, state.request_id, code=code,
+                                         headers=self._challenge(error))
             return
 
         if scope["method"] == "GET":
@@ -113,10 +111,10 @@ class McpEndpoint:
         return who.caller, "", who
 
     def _challenge(self, error: DomainError) -> dict[str, str]:
-        """The headers of a refused request: those of its kind on every surface (a limit's,
-        a 503's Retry-After), with RFC 6750 / RFC 9728 challenges."""
+        """The RFC 6750 / RFC 9728 challenge of a refused request, beside the headers of its
+        kind (`answers.answer_problem`)."""
         metadata = f"{self.service.settings.site_url}/.well-known/oauth-protected-resource"
-        headers = headers_of(error)
+        headers = {}
         if isinstance(error, Unauthorized):
             headers["WWW-Authenticate"] = (f'Bearer resource_metadata="{metadata}", '
                                            f'scope="{CONNECT_SCOPES}"')
