@@ -39,7 +39,8 @@ class OutputSchema(Schema):
     marshmallow finds each field's value again for every object (its accessor, default
     and dotted-path handling: ~150 µs an event summary, most of a list page's cost). The
     plan reads a plain attribute with `getattr` and hands it to the field's own
-    `_serialize`, so the output is the field's, as marshmallow dumps it; a field whose
+    `_serialize`, so the output is the field's, as marshmallow dumps it; a value the field
+    would give back as it is (a `str` to a String) is not handed over at all. A field whose
     value is not a plain attribute (a function, a dotted path, a missing attribute with
     its default), a mapping, or a schema with its own accessor goes marshmallow's way.
     Hooks (`pre_dump`, `post_dump`) run as always: `dump` calls this.
@@ -54,23 +55,32 @@ class OutputSchema(Schema):
         if plan is None:
             plan = self.__dict__["_plan"] = _plan(self)
         output = {}
-        for key, name, attribute, field in plan:
+        for key, name, attribute, field, unchanged in plan:
             value = missing if attribute is None else getattr(obj, attribute, missing)
             if value is missing:
                 value = field.serialize(name, obj, accessor=self.get_attribute)
                 if value is missing:
                     continue
-            else:
+            elif type(value) is not unchanged:
                 value = field._serialize(value, name, obj)
             output[key] = value
         return output
 
 
-def _plan(schema: Schema) -> list[tuple[str, str, str | None, fields.Field]]:
-    """Each dumped field's key, name, plain attribute (None: marshmallow's way) and field."""
+def _plan(schema: Schema) -> list[tuple[str, str, str | None, fields.Field, type | None]]:
+    """Each dumped field's key, name, plain attribute (None: marshmallow's way), field, and
+    the type of value the field dumps as it is (`_UNCHANGED`)."""
     plan = []
     for name, field in schema.dump_fields.items():
         attribute = field.attribute or name
         plain = field._CHECK_ATTRIBUTE and "." not in attribute
-        plan.append((field.data_key or name, name, attribute if plain else None, field))
+        unchanged = None if getattr(field, "as_string", False) else _UNCHANGED.get(type(field))
+        plan.append((field.data_key or name, name, attribute if plain else None, field,
+                     unchanged))
     return plan
+
+
+# Fields (these very classes, not subclasses) whose `_serialize` gives a value of exactly
+# this type back unchanged: `str(text)`, `int(number)`, `float(number)`, a bool as itself.
+_UNCHANGED: dict[type, type] = {fields.String: str, fields.Integer: int, fields.Float: float,
+                                fields.Boolean: bool}
