@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
+from edge.compression import unsuffixed
 from edge.state import RequestState
 
 # Public catalogue answers, the same for every token; answers about the caller's own
@@ -28,13 +29,15 @@ def public_headers(tag: str) -> dict[str, str]:
 
 
 def matches(header: str, tag: str) -> bool:
-    """RFC 9110 weak comparison of If-None-Match (a list of tags, or `*`) with `tag`."""
+    """RFC 9110 weak comparison of If-None-Match (a list of tags, or `*`) with `tag`, or with
+    the tag of any of its compressed forms (edge/compression.py): they carry the same content."""
     if not header:
         return False
     if header.strip() == "*":
         return True
-    wanted = tag.removeprefix("W/")
-    return any(item.strip().removeprefix("W/") == wanted for item in header.split(","))
+    wanted = unsuffixed(tag).removeprefix("W/")
+    return any(unsuffixed(item.strip()).removeprefix("W/") == wanted
+               for item in header.split(","))
 
 
 async def refund_revalidation(service, state: RequestState) -> None:
