@@ -18,9 +18,19 @@ JSON = b"application/json"
 def envelope(data: bytes, request_id: str, meta: bytes = b"{}") -> bytes:
     """`{"data": ..., "meta": {"request_id": ..., **meta}}` from `data` and `meta` (an object)
     already serialized."""
+    return envelope_start(data) + envelope_tail(request_id, meta)
+
+
+def envelope_start(data: bytes) -> bytes:
+    """The envelope up to the request id: the same for every request of a kept answer
+    (compressed once, edge/compression.py `Head`)."""
+    return b"".join((b'{"data":', data, b',"meta":{"request_id":'))
+
+
+def envelope_tail(request_id: str, meta: bytes = b"{}") -> bytes:
+    """The envelope from the request id on."""
     rest = meta[1:-1]
-    return b"".join((b'{"data":', data, b',"meta":{"request_id":', orjson.dumps(request_id),
-                     b"," if rest else b"", rest, b"}}"))
+    return b"".join((orjson.dumps(request_id), b"," if rest else b"", rest, b"}}"))
 
 
 def lasting(serialized: bytes) -> bytes:
