@@ -196,9 +196,9 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     app = connexion.FlaskApp(
         __name__,
         # CORS first: its headers go on every answer of its endpoints, whichever layer wrote it.
-        # Compression right inside the request's own layer: it sees every answer written
-        # below (those that come compressed, the response cache's, it leaves as they are).
-        middlewares=[Cors, outermost, compressing, health, cached, doors, mcp.route, documents_first,
+        # Compression right inside the response cache, which sends its answers compressed
+        # itself: a hit never passes through it (~12 µs each), every answer built below does.
+        middlewares=[Cors, outermost, health, cached, compressing, doors, mcp.route, documents_first,
                      *ConnexionMiddleware.default_middlewares],
         lifespan=lifespan,
     )

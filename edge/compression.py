@@ -185,8 +185,8 @@ def _brotli_stored(tail: bytes):
 
 
 class Compression:
-    """ASGI layer: compresses the answers that no layer below compressed (the response
-    cache's come with their Content-Encoding), when textual and over `MIN_BYTES`, and says
+    """ASGI layer: compresses the answers built below it (the response cache, above it,
+    sends its own) that come uncompressed, when textual and over `MIN_BYTES`, and says
     `Vary: Accept-Encoding` on them whether compressed or not; a `Kept` body is sent in
     its form made at start-up. It leaves alone HEAD (no body), 204/304 (none either; a 304
     only names the form the client holds, `_revalidated`), and streamed answers (MCP's
@@ -240,7 +240,7 @@ class Compression:
 
 def _candidate(start) -> bool:
     """Whether an answer may be compressed: a body of a textual type, not negotiated already
-    (coded, or saying it varies with Accept-Encoding: the response cache's answers)."""
+    (coded, or saying it varies with Accept-Encoding, as the response cache's answers do)."""
     given = {name.lower(): value for name, value in start.get("headers", [])}
     content_type = given.get(b"content-type", b"").decode("latin-1")
     negotiated = b"content-encoding" in given or VARY.lower().encode() in given.get(
