@@ -65,3 +65,14 @@ def test_the_stylesheet_is_sent_uncompressed_to_a_client_that_does_not_ask(clien
     assert "content-encoding" not in headers
     assert headers["vary"] == "Accept-Encoding"
     assert body == site.STYLESHEET.identity
+
+
+def test_a_calendar_feed_is_sent_compressed_to_a_calendar_app_that_asks(client, db):
+    EventFactory.create_batch(20)
+    status, plain_headers, plain = raw(client, "/calendar.ics", {"Accept-Encoding": "identity"})
+    status, headers, body = raw(client, "/calendar.ics", {"Accept-Encoding": "gzip"})
+    assert status == 200
+    assert headers["content-type"].startswith("text/calendar")
+    assert headers["content-encoding"] == "gzip"
+    assert headers["vary"] == plain_headers["vary"] == "Accept-Encoding"
+    assert decoded("gzip", body) == plain
