@@ -305,13 +305,13 @@ class ResponseCache:
         if matches(headers.get(b"if-none-match", b"").decode("latin-1"), entry.answer.etag):
             await answers.answer(send, 304, headers=kept, content_type=None)
             return
-        tail = answers.envelope_tail(request_id, entry.answer.meta)
         if coding is None:
-            await answers.answer(send, 200, answers.envelope_start(entry.answer.data) + tail,
-                                 kept)
+            body = answers.envelope(entry.answer.data, request_id, entry.answer.meta)
+            await answers.answer(send, 200, body, kept)
             return
         head = await self._head(url, entry, coding)
-        await answers.answer(send, 200, head.complete(tail),
+        await answers.answer(send, 200,
+                             head.complete(answers.envelope_tail(request_id, entry.answer.meta)),
                              [*kept, (b"content-encoding", coding.encode())])
 
     async def _head(self, url: str, entry: Entry, coding: str) -> Head:
