@@ -57,7 +57,7 @@ from connexion.json_schema import resolve_refs
 
 from edge import answers, context, problems
 from edge.answers import header_list
-from edge.compression import MIN_BYTES, Head, negotiate, suffixed, vary
+from edge.compression import MIN_BYTES, Head, negotiate, suffixed
 from edge.admission import Admission, admit, authorization, client_address
 from edge.conditional import matches, public_headers
 from edge.limits import OncePerMinute, RedisCounters
@@ -295,13 +295,12 @@ class ResponseCache:
     async def _answer(self, send, url: str, entry: Entry, headers: dict, request_id: str,
                       how: tuple[bytes, bytes]) -> None:
         """The kept answer for this request, in the coding it asks for (edge/compression.py)."""
-        coding = None
-        public = public_headers(entry.answer.etag)
-        if entry.compressible():
-            coding = negotiate(headers.get(b"accept-encoding", b"").decode("latin-1"))
-            public |= {"ETag": suffixed(entry.answer.etag, coding), "Vary": vary(public["Vary"])}
+        coded = entry.compressible()
+        coding = (negotiate(headers.get(b"accept-encoding", b"").decode("latin-1"))
+                  if coded else None)
         # A 304 repeats the 200's ETag, Cache-Control and Vary (RFC 9110 15.4.5).
-        kept = [*header_list(public), how]
+        kept = [*header_list(public_headers(suffixed(entry.answer.etag, coding), coded=coded)),
+                how]
         if matches(headers.get(b"if-none-match", b"").decode("latin-1"), entry.answer.etag):
             await answers.answer(send, 304, headers=kept, content_type=None)
             return

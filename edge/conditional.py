@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from edge.compression import unsuffixed
+from edge.compression import VARY, unsuffixed
 from edge.state import RequestState
 
 # Public catalogue answers, the same for every token; answers about the caller's own
@@ -23,9 +23,11 @@ def etag(data: bytes, meta: bytes) -> str:
     return f'W/"{digest.hexdigest()}"'
 
 
-def public_headers(tag: str) -> dict[str, str]:
-    """The headers of a public answer, repeated by its 304 (RFC 9110 15.4.5)."""
-    return {"ETag": tag, "Cache-Control": PUBLIC_CACHE, "Vary": "Authorization"}
+def public_headers(tag: str, *, coded: bool = False) -> dict[str, str]:
+    """The headers of a public answer, repeated by its 304 (RFC 9110 15.4.5); one long
+    enough to be `coded` (edge/compression.py) varies with Accept-Encoding too."""
+    return {"ETag": tag, "Cache-Control": PUBLIC_CACHE,
+            "Vary": f"Authorization, {VARY}" if coded else "Authorization"}
 
 
 def matches(header: str, tag: str) -> bool:
