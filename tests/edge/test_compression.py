@@ -3,6 +3,7 @@
 `Vary: Accept-Encoding`, and have a tag per form; kept answers are compressed once.
 """
 
+import asyncio
 import gzip
 import os
 
@@ -195,3 +196,34 @@ def test_a_kept_answer_read_by_another_worker_is_not_compressed_again(
     assert {answer.content.split(b'"meta"')[0] for answer in answers} == {
         plain.content.split(b'"meta"')[0]}
     assert compressions == ["gzip"]
+
+
+def test_an_event_stream_and_an_answer_already_coded_pass_as_they_are():
+    """MCP's event streams reach the client as each event is written, not once whole."""
+    written = []
+
+    def app_sending(content_type: str, extra: list):
+        async def app(scope, receive, send):
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", content_type.encode()), *extra]})
+            for index in range(3):
+                # Each chunk must have reached the client before the next is written.
+                assert len(written) == 1 + index
+                await send({"type": "http.response.body", "body": b"x" * 2000,
+                            "more_body": index < 2})
+        return app
+
+    async def client(message):
+        written.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/mcp",
+             "headers": [(b"accept-encoding", b"gzip, br")]}
+    for content_type, extra in (("text/event-stream", []),
+                                ("application/json", [(b"content-encoding", b"gzip")])):
+        written.clear()
+        asyncio.run(compression.Compression(app_sending(content_type, extra), {})(
+            scope, None, client))
+        assert [message.get("body") for message in written[1:]] == [b"x" * 2000] * 3
+        assert dict(written[0]["headers"]).get(b"content-encoding") == (
+            b"gzip" if extra else None)
+        assert b"vary" not in dict(written[0]["headers"])
