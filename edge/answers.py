@@ -13,14 +13,30 @@ import orjson
 from edge.problems import error_body, headers_of, status_of
 
 JSON = b"application/json"
+# The envelope's bytes before `data`, and from it to the request id.
+_DATA, _REQUEST_ID = b'{"data":', b',"meta":{"request_id":'
 
 
 def envelope(data: bytes, request_id: str, meta: bytes = b"{}") -> bytes:
     """`{"data": ..., "meta": {"request_id": ..., **meta}}` from `data` and `meta` (an object)
     already serialized."""
+    return b"".join((_DATA, data, _REQUEST_ID, *_tail(request_id, meta)))
+
+
+def envelope_start(data: bytes) -> bytes:
+    """The envelope up to the request id: the same for every request of a kept answer
+    (compressed once, edge/compression.py `Head`)."""
+    return b"".join((_DATA, data, _REQUEST_ID))
+
+
+def envelope_tail(request_id: str, meta: bytes = b"{}") -> bytes:
+    """The envelope from the request id on."""
+    return b"".join(_tail(request_id, meta))
+
+
+def _tail(request_id: str, meta: bytes) -> tuple[bytes, ...]:
     rest = meta[1:-1]
-    return b"".join((b'{"data":', data, b',"meta":{"request_id":', orjson.dumps(request_id),
-                     b"," if rest else b"", rest, b"}}"))
+    return orjson.dumps(request_id), b"," if rest else b"", rest, b"}}"
 
 
 def lasting(serialized: bytes) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
+from edge.compression import VARY, unsuffixed
 from edge.state import RequestState
 
 # Public catalogue answers, the same for every token; answers about the caller's own
@@ -22,19 +23,23 @@ def etag(data: bytes, meta: bytes) -> str:
     return f'W/"{digest.hexdigest()}"'
 
 
-def public_headers(tag: str) -> dict[str, str]:
-    """The headers of a public answer, repeated by its 304 (RFC 9110 15.4.5)."""
-    return {"ETag": tag, "Cache-Control": PUBLIC_CACHE, "Vary": "Authorization"}
+def public_headers(tag: str, *, coded: bool = False) -> dict[str, str]:
+    """The headers of a public answer, repeated by its 304 (RFC 9110 15.4.5); one long
+    enough to be `coded` (edge/compression.py) varies with Accept-Encoding too."""
+    return {"ETag": tag, "Cache-Control": PUBLIC_CACHE,
+            "Vary": f"Authorization, {VARY}" if coded else "Authorization"}
 
 
 def matches(header: str, tag: str) -> bool:
-    """RFC 9110 weak comparison of If-None-Match (a list of tags, or `*`) with `tag`."""
+    """RFC 9110 weak comparison of If-None-Match (a list of tags, or `*`) with `tag`, or with
+    the tag of any of its compressed forms (edge/compression.py): they carry the same content."""
     if not header:
         return False
     if header.strip() == "*":
         return True
-    wanted = tag.removeprefix("W/")
-    return any(item.strip().removeprefix("W/") == wanted for item in header.split(","))
+    wanted = unsuffixed(tag).removeprefix("W/")
+    return any(unsuffixed(item.strip()).removeprefix("W/") == wanted
+               for item in header.split(","))
 
 
 async def refund_revalidation(service, state: RequestState) -> None:

@@ -11,13 +11,15 @@ from urllib.parse import urlencode
 
 from flask import Response, request
 
+from edge.compression import Kept
 from edge.conditional import matches
 from edge.context import settings
 from openapi.schemas import attribution
 from pages.words import text_for
 
-STYLESHEET = (Path(__file__).parent / "static" / "site.css").read_bytes()
-STYLESHEET_TAG = f'"{hashlib.blake2b(STYLESHEET, digest_size=8).hexdigest()}"'
+# Compressed once per process (sent in that form by edge/compression.py).
+STYLESHEET = Kept.of((Path(__file__).parent / "static" / "site.css").read_bytes())
+STYLESHEET_TAG = f'"{hashlib.blake2b(STYLESHEET.identity, digest_size=8).hexdigest()}"'
 # The address pages link to names the content: a changed stylesheet is a new address, so
 # browsers may keep one for a year without asking again.
 STYLESHEET_PATH = "/assets/site.css"
@@ -34,7 +36,7 @@ def stylesheet() -> Response:
                "Cache-Control": KEPT_FOR_A_YEAR if current else KEPT_FOR_AN_HOUR}
     if matches(request.headers.get("If-None-Match", ""), STYLESHEET_TAG):
         return Response(status=304, headers=headers)
-    return Response(STYLESHEET, mimetype="text/css", headers=headers)
+    return Response(STYLESHEET.identity, mimetype="text/css", headers=headers)
 
 
 def layout(locale: str) -> dict:

@@ -20,6 +20,7 @@ from flask import Blueprint, Response, current_app, render_template, request
 from werkzeug.datastructures import MultiDict
 
 from edge import conditional, limits
+from edge.compression import Kept
 from edge.conditional import PUBLIC_CACHE, matches
 from edge.context import holds_nul, service, session, settings
 from models import (artists, badges, cities, events, festivals, genres, organisations, records,
@@ -86,6 +87,8 @@ def _keep_reference(state) -> None:
             "en", title=None, reference=page, markdown=reference.markdown,
             info=document["info"], base_url=settings().base_url))
     app.extensions["agenda-reference"] = (body, _tag(body))
+    # Compressed once, as it is rendered (edge/compression.py sends that form).
+    app.extensions["agenda"].kept["/docs"] = Kept.of(body.encode())
 
 
 @blueprint.get("/docs")
