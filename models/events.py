@@ -14,8 +14,8 @@ import dataclasses
 import functools
 import math
 
-from sqlalchemy import (JSON, Boolean, Date, Float, ForeignKey, Index, Integer, Select, String,
-                        Text, and_, bindparam, func, not_, or_, select, text)
+from sqlalchemy import (JSON, Boolean, ColumnElement, Date, Float, ForeignKey, Index, Integer,
+                        Select, String, Text, and_, bindparam, func, not_, or_, select, text)
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from models.db import Base, Timestamp
@@ -105,6 +105,18 @@ class Event(Base):
     def genre_names(self) -> list[str]:
         """The event's genres, as the genre list spells them."""
         return [genre.genre for genre in self.genres]
+
+
+# What makes an event public, on every surface (lists, detail, counts, pages, feeds, MCP):
+# approved, and of an organisation that is not suspended. The change feed's triggers
+# (migration 0010) and the kept day counts (models/facets.py) write the same rule in SQL.
+# NOT IN, not a join: a handful of suspended organisations (the partial index
+# ix_organisations_suspended) hashed once per statement, which keeps the lists' index order.
+PUBLIC: ColumnElement[bool] = and_(
+    Event.status == "approved",
+    Event.organisation_id.not_in(
+        # Never correlated: a list joins `organisations` for the names it shows.
+        select(Organisation.id).where(Organisation.suspended).correlate(None)))
 
 
 class EventGenre(Base):
@@ -404,7 +416,7 @@ def params(filters: EventFilters, today: dt.date) -> dict:
 @functools.lru_cache(maxsize=256)
 def matching(shaped: tuple[frozenset[str], bool | None], columns: tuple,
              part: str = "all") -> Select:
-    """`columns` of every approved event the list of filters of this `shape` holds, unordered
+    """`columns` of every public event the list of filters of this `shape` holds, unordered
     (facet counts); run with `params`. `part`: "all", "running" (those that began before
     `from` and still run) or "multi_day" (every multi-day event still running on `from`)."""
     given, has_tickets = shaped
@@ -442,8 +454,8 @@ def _summary(row, genres: list[str]) -> EventSummary:
 
 
 def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None) -> Select:
-    """`query` of approved events narrowed by every filter but the dates, genre and artist."""
-    query = query.where(_event.status == "approved")
+    """`query` of public events narrowed by every filter but the dates, genre and artist."""
+    query = query.where(PUBLIC)
     if "city" in given:
         query = query.where(_event.city_key == bindparam("city_key"))
     if "country" in given:
@@ -473,10 +485,9 @@ def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None) ->
 
 
 def get_event(session: Session, key: str) -> Event:
-    """The approved event with this id or slug; `NotFound` otherwise."""
+    """The public event (`PUBLIC`) with this id or slug; `NotFound` otherwise."""
     event = session.scalars(
-        select(Event).where(or_(Event.id == key, Event.slug == key), Event.status == "approved")
-    ).first()
+        select(Event).where(or_(Event.id == key, Event.slug == key), PUBLIC)).first()
     if event is None:
         raise NotFound("event", key)
     return event

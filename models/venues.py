@@ -79,12 +79,12 @@ class VenueFilters(Filters):
 
 
 def upcoming(today: dt.date) -> tuple:
-    """Conditions on `Event`: approved and from `today` on, running ones too (as GET /events)."""
+    """Conditions on `Event`: public and from `today` on, running ones too (as GET /events)."""
     # models.events imports this module for its `venue` relationship.
-    from models.events import MAX_SPAN_DAYS, Event
+    from models.events import MAX_SPAN_DAYS, PUBLIC, Event
 
     # The span bound lets an index on (..., date) start its range near today.
-    return (Event.status == "approved", Event.date >= today - dt.timedelta(days=MAX_SPAN_DAYS),
+    return (PUBLIC, Event.date >= today - dt.timedelta(days=MAX_SPAN_DAYS),
             Event.last_date >= today)
 
 
