@@ -40,32 +40,38 @@ MAX_DAYS = 62
 ALL = ""
 
 
-class EventDayCount(Base):
-    """Approved events starting on `date` in a city (`city_key`, '' for all) and of a genre
-    ('' for all)."""
-
-    __tablename__ = "event_day_counts"
-    __table_args__ = (Index("ix_event_day_counts_city_day", "city_key", "date"),
-                      Index("ix_event_day_counts_genre_day", "genre", "date"))
+class _KeptCount:
+    """Public events in a city (`city_key`, '' for all) and of a genre ('' for all) over a
+    period, the key's last column; looked up by city or by genre and period."""
 
     city_key: Mapped[str] = mapped_column(String(100), primary_key=True)
     genre: Mapped[str] = mapped_column(String(60), primary_key=True)
-    date: Mapped[dt.date] = mapped_column(Date, primary_key=True)
     events: Mapped[int] = mapped_column(Integer)
 
+    @staticmethod
+    def indexes(table: str, period: str, suffix: str) -> tuple[Index, Index]:
+        """The lookups of a counts table by city and by genre, each then by `period`."""
+        return (Index(f"ix_{table}_city_{suffix}", "city_key", period),
+                Index(f"ix_{table}_genre_{suffix}", "genre", period))
 
-class EventMonthCount(Base):
+
+class EventDayCount(_KeptCount, Base):
+    """The events starting on `date`."""
+
+    __tablename__ = "event_day_counts"
+    __table_args__ = _KeptCount.indexes("event_day_counts", "date", "day")
+
+    date: Mapped[dt.date] = mapped_column(Date, primary_key=True, sort_order=1)
+
+
+class EventMonthCount(_KeptCount, Base):
     """The day counts of a month (`month` is its first day) summed: a year of counts is a
     dozen rows a value instead of 365."""
 
     __tablename__ = "event_month_counts"
-    __table_args__ = (Index("ix_event_month_counts_city_month", "city_key", "month"),
-                      Index("ix_event_month_counts_genre_month", "genre", "month"))
+    __table_args__ = _KeptCount.indexes("event_month_counts", "month", "month")
 
-    city_key: Mapped[str] = mapped_column(String(100), primary_key=True)
-    genre: Mapped[str] = mapped_column(String(60), primary_key=True)
-    month: Mapped[dt.date] = mapped_column(Date, primary_key=True)
-    events: Mapped[int] = mapped_column(Integer)
+    month: Mapped[dt.date] = mapped_column(Date, primary_key=True, sort_order=1)
 
 
 def parse(value: str | None) -> tuple[str, ...] | None:
