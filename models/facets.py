@@ -183,7 +183,7 @@ def _kept_top(facet: str, shaped: tuple, spans: tuple) -> Select:
             conditions.append(moment <= bindparam(f"high_{index}"))
         kept.append(select(table[facet].label("value"), table.events.label("n"))
                     .where(*conditions))
-    running = _grouped(events.matching(shaped, (_event.id,), "running"), facet)
+    running = _grouped(shaped, facet, "running")
     parts = union_all(*kept, running).subquery()
     return _ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
                    .group_by(parts.c.value), facet)
@@ -192,7 +192,7 @@ def _kept_top(facet: str, shaped: tuple, spans: tuple) -> Select:
 @functools.lru_cache(maxsize=256)
 def _live_top(facet: str, shaped: tuple) -> Select:
     """The top of a facet counted over the matching rows."""
-    grouped = _grouped(events.matching(shaped, (_event.id,)), facet).subquery()
+    grouped = _grouped(shaped, facet, "all").subquery()
     return _ranked(select(grouped.c.value, grouped.c.n), facet)
 
 
@@ -244,14 +244,16 @@ def _next_month(day: dt.date) -> dt.date:
     return (day.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
 
 
-def _grouped(listed_events: Select, facet: str) -> Select:
-    """Counts per genre or city of the events of the `matching` statement `listed_events`."""
-    listed = listed_events.subquery()
+def _grouped(shaped: tuple, facet: str, part: str) -> Select:
+    """Counts per genre or city of the events `events.matching` holds (its `part`); a city
+    read with the events' own rows (no second visit to each)."""
     if facet == "genre":
+        listed = events.matching(shaped, (_event.id,), part).subquery()
         return (select(_genre.genre.label("value"), func.count().label("n"))
                 .join(listed, listed.c.id == _genre.event_id).group_by(_genre.genre))
-    return (select(_event.city_key.label("value"), func.count().label("n"))
-            .join(listed, listed.c.id == _event.id).group_by(_event.city_key))
+    listed = events.matching(shaped, (_event.city_key,), part).subquery()
+    return (select(listed.c.city_key.label("value"), func.count().label("n"))
+            .group_by(listed.c.city_key))
 
 
 def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]) -> list[dict]:
@@ -279,17 +281,20 @@ def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]
 @functools.lru_cache(maxsize=256)
 def _live_days(shaped: tuple) -> Select:
     """Events starting on each day of the window, counted over the matching rows."""
-    started = events.matching(shaped, (_event.date,)).where(
-        _event.date >= bindparam("date_from")).subquery()
+    started = events.matching(shaped, (_event.date,), "started").subquery()
     return select(started.c.date, func.count()).group_by(started.c.date)
 
 
 # --- the kept counts ------------------------------------------------------------------------
 
 def public_sql(dialect: str) -> str:
-    """`events.PUBLIC` as SQL text for the triggers: the rule the lists apply, written once."""
-    return " ".join(str(events.PUBLIC.compile(dialect=_DIALECTS[dialect](),
-                                              compile_kwargs={"literal_binds": True})).split())
+    """`events.PUBLIC` as SQL text for the triggers: the rule the lists apply, written once.
+    (Compiled inside a statement over `events`, which its subquery correlates to.)"""
+    compiled = " ".join(str(select(_event.id).where(events.PUBLIC).compile(
+        dialect=_DIALECTS[dialect](), compile_kwargs={"literal_binds": True})).split())
+    prefix = "SELECT events.id FROM events WHERE "
+    assert compiled.startswith(prefix), compiled
+    return compiled.removeprefix(prefix)
 
 
 _DIALECTS = {"postgresql": postgresql.dialect, "sqlite": sqlite.dialect}
