@@ -20,7 +20,10 @@ demo events (`agenda demo-data`) and serves the service with 2 workers, twice:
   exponent 1.0 and uniformly; with `--redis URL` again with limits and kept answers in
   that Redis. Its rows give the share of answers the response cache had kept (`hits`);
 - without keeping anything (AGENDA_RESPONSE_CACHE=false): the same filters, the deep
-  page and the long tail, every request built (`built`): the cost of a miss.
+  page and the long tail, every request built (`built`): the cost of a miss; also the
+  facet counts (`facets=genre,city,date`) unfiltered and within the organisation with the
+  most events coming, beside that organisation's list without them: a faceted request's
+  cost next to the same list's miss.
 
 Then it serves the floor (bench/floor.py: a bare Connexion route returning a prebuilt
 body of the size of the first page) the same way. Every row gives requests/s, p50 and
@@ -72,6 +75,14 @@ SCENARIOS = {
     "q": "q=club",
     "price": "max_price=0",
 }
+# Built only (the cost of a miss): facet counts, without a filter and within the organisation
+# with the most events coming (`{organisation}`), each beside the same list without them.
+FACETED = "facets=genre,city,date"
+BUILT_ONLY = {
+    "facets (genre,city,date)": FACETED,
+    "organisation_id": "organisation_id={organisation}",
+    "facets (genre,city,date), organisation_id": f"{FACETED}&organisation_id={{organisation}}",
+}
 # The deep page is the one after this many pages of the unfiltered list.
 DEEP = 40
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -119,6 +130,18 @@ def maintain(url: str) -> None:
     with engine.connect() as connection:
         connection.execute(text("VACUUM (ANALYZE)"))
     engine.dispose()
+
+
+def busiest_organisation(url: str) -> str:
+    """The id of the organisation with the most approved events from today on."""
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        found = connection.execute(text(
+            "SELECT organisation_id FROM events WHERE status = 'approved' AND date >= :today "
+            "GROUP BY organisation_id ORDER BY count(*) DESC, organisation_id LIMIT 1"),
+            {"today": TODAY}).scalar_one()
+    engine.dispose()
+    return found
 
 
 def agenda(env: dict, *args: str) -> str:
@@ -282,6 +305,11 @@ def service(env: dict, token: str, paths: Path, *, cached: bool,
         results = {f"{label}: {name}": wrk(f"{base}&{query}" if query else base, token,
                                            server=server, warm_up=True, **options)
                    for name, query in SCENARIOS.items()}
+        if not cached:
+            organisation = busiest_organisation(env["AGENDA_DATABASE_URL"])
+            results |= {f"{label}: {name}": wrk(
+                f"{base}&{query.format(organisation=organisation)}", token, server=server,
+                warm_up=True, **options) for name, query in BUILT_ONLY.items()}
         if cached:
             results[f"{label}: revalidation (304)"] = revalidation(base, token, server,
                                                                    warm_up=True, **options)

@@ -14,8 +14,9 @@ import dataclasses
 import functools
 import math
 
-from sqlalchemy import (JSON, Boolean, Date, Float, ForeignKey, Index, Integer, Select, String,
-                        Text, and_, bindparam, func, not_, or_, select, text)
+from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Float, ForeignKey,
+                        Index, Integer, Select, String, Text, and_, bindparam, func, not_, or_,
+                        select, text, union_all)
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from models.db import Base, Timestamp
@@ -32,6 +33,8 @@ MAX_SPAN_DAYS = 31
 # The first day a list can start or end on: long before any night out of the agenda, and
 # late enough that the date arithmetic of a list (`from` minus MAX_SPAN_DAYS) cannot overflow.
 FIRST_DAY = dt.date(1900, 1, 1)
+# The columns a facet count reads besides its filter's (PUBLIC, the dates, the city).
+COUNTED = ["status", "city_key", "end_date", "last_date"]
 
 
 class Event(Base):
@@ -41,8 +44,12 @@ class Event(Base):
     __table_args__ = (
         Index("ix_events_order", "date", "start", "id"),
         Index("ix_events_city_order", "city_key", "date", "start", "id"),
-        Index("ix_events_venue_order", "venue_id", "date", "start", "id"),
-        Index("ix_events_organisation_order", "organisation_id", "date", "start", "id"),
+        # With what the facet counts of one venue's or organisation's events read
+        # (models/facets.py): counted from the index alone, not from thousands of rows.
+        Index("ix_events_venue_order", "venue_id", "date", "start", "id",
+              postgresql_include=COUNTED),
+        Index("ix_events_organisation_order", "organisation_id", "date", "start", "id",
+              postgresql_include=COUNTED),
         Index("ix_events_lat_lng", "lat", "lng"),
         Index("ix_events_festival", "festival_key", "season"),
         # Multi-day events only: those still running on a day they did not begin.
@@ -105,6 +112,19 @@ class Event(Base):
     def genre_names(self) -> list[str]:
         """The event's genres, as the genre list spells them."""
         return [genre.genre for genre in self.genres]
+
+
+# What makes an event public, on every surface (lists, detail, counts, pages, feeds, MCP):
+# approved, and of an organisation that is not suspended. The change feed's triggers
+# (migration 0010) and the kept day counts (models/facets.py) write the same rule in SQL.
+# NOT EXISTS (an anti-join the planner estimates from the statistics of `suspended`; a
+# NOT IN is guessed to keep half the rows, which turned index walks into table scans),
+# probing the partial index ix_organisations_suspended: a handful of rows, usually none.
+_suspender = Organisation.__table__.alias("suspender")
+PUBLIC: ColumnElement[bool] = and_(
+    Event.status == "approved",
+    ~select(_suspender.c.id).where(_suspender.c.id == Event.organisation_id,
+                                   _suspender.c.suspended).correlate(Event.__table__).exists())
 
 
 class EventGenre(Base):
@@ -403,13 +423,20 @@ def params(filters: EventFilters, today: dt.date) -> dict:
 
 @functools.lru_cache(maxsize=256)
 def matching(shaped: tuple[frozenset[str], bool | None], columns: tuple,
-             part: str = "all") -> Select:
-    """`columns` of every approved event the list of filters of this `shape` holds, unordered
-    (facet counts); run with `params`. `part`: "all", "running" (those that began before
-    `from` and still run) or "multi_day" (every multi-day event still running on `from`)."""
+             part: str = "all") -> Select | CompoundSelect:
+    """`columns` of every public event the list of filters of this `shape` holds, unordered
+    (facet counts); run with `params`. `part`: "started" (from `from` on), "running" (those
+    that began before `from` and still run), "all" (the two, as one UNION ALL: each an
+    index range of its own; one OR of the two reads a bitmap of both and then the table),
+    or "multi_day" (every multi-day event still running on `from`)."""
+    if part == "all":
+        return union_all(matching(shaped, columns, "started"),
+                         matching(shaped, columns, "running"))
     given, has_tickets = shaped
-    query = _narrowed(select(*columns).select_from(Event.__table__.join(
-        Venue.__table__, _venue.id == _event.venue_id)), given, has_tickets)
+    listed = Event.__table__
+    if "country" in given:  # the only filter on a venue's own column (a city page's)
+        listed = listed.join(Venue.__table__, _venue.id == _event.venue_id)
+    query = _narrowed(select(*columns).select_from(listed), given, has_tickets)
     running = and_(_event.end_date.is_not(None), _event.date >= bindparam("running_from"),
                    _event.last_date >= bindparam("date_from"))
     if part == "running":
@@ -417,7 +444,7 @@ def matching(shaped: tuple[frozenset[str], bool | None], columns: tuple,
     elif part == "multi_day":
         query = query.where(running)
     else:
-        query = query.where(or_(_event.date >= bindparam("date_from"), running))
+        query = query.where(_event.date >= bindparam("date_from"))
     if "date_to" in given:
         query = query.where(_event.date <= bindparam("date_to"))
     return _billed(query, given)
@@ -442,8 +469,8 @@ def _summary(row, genres: list[str]) -> EventSummary:
 
 
 def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None) -> Select:
-    """`query` of approved events narrowed by every filter but the dates, genre and artist."""
-    query = query.where(_event.status == "approved")
+    """`query` of public events narrowed by every filter but the dates, genre and artist."""
+    query = query.where(PUBLIC)
     if "city" in given:
         query = query.where(_event.city_key == bindparam("city_key"))
     if "country" in given:
@@ -473,10 +500,9 @@ def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None) ->
 
 
 def get_event(session: Session, key: str) -> Event:
-    """The approved event with this id or slug; `NotFound` otherwise."""
+    """The public event (`PUBLIC`) with this id or slug; `NotFound` otherwise."""
     event = session.scalars(
-        select(Event).where(or_(Event.id == key, Event.slug == key), Event.status == "approved")
-    ).first()
+        select(Event).where(or_(Event.id == key, Event.slug == key), PUBLIC)).first()
     if event is None:
         raise NotFound("event", key)
     return event

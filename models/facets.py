@@ -21,8 +21,9 @@ import dataclasses
 import datetime as dt
 import functools
 
-from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select,
+from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select, text,
                         union_all)
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base
@@ -39,32 +40,38 @@ MAX_DAYS = 62
 ALL = ""
 
 
-class EventDayCount(Base):
-    """Approved events starting on `date` in a city (`city_key`, '' for all) and of a genre
-    ('' for all)."""
-
-    __tablename__ = "event_day_counts"
-    __table_args__ = (Index("ix_event_day_counts_city_day", "city_key", "date"),
-                      Index("ix_event_day_counts_genre_day", "genre", "date"))
+class _KeptCount:
+    """Public events in a city (`city_key`, '' for all) and of a genre ('' for all) over a
+    period, the key's last column; looked up by city or by genre and period."""
 
     city_key: Mapped[str] = mapped_column(String(100), primary_key=True)
     genre: Mapped[str] = mapped_column(String(60), primary_key=True)
-    date: Mapped[dt.date] = mapped_column(Date, primary_key=True)
     events: Mapped[int] = mapped_column(Integer)
 
+    @staticmethod
+    def indexes(table: str, period: str, suffix: str) -> tuple[Index, Index]:
+        """The lookups of a counts table by city and by genre, each then by `period`."""
+        return (Index(f"ix_{table}_city_{suffix}", "city_key", period),
+                Index(f"ix_{table}_genre_{suffix}", "genre", period))
 
-class EventMonthCount(Base):
+
+class EventDayCount(_KeptCount, Base):
+    """The events starting on `date`."""
+
+    __tablename__ = "event_day_counts"
+    __table_args__ = _KeptCount.indexes("event_day_counts", "date", "day")
+
+    date: Mapped[dt.date] = mapped_column(Date, primary_key=True, sort_order=1)
+
+
+class EventMonthCount(_KeptCount, Base):
     """The day counts of a month (`month` is its first day) summed: a year of counts is a
     dozen rows a value instead of 365."""
 
     __tablename__ = "event_month_counts"
-    __table_args__ = (Index("ix_event_month_counts_city_month", "city_key", "month"),
-                      Index("ix_event_month_counts_genre_month", "genre", "month"))
+    __table_args__ = _KeptCount.indexes("event_month_counts", "month", "month")
 
-    city_key: Mapped[str] = mapped_column(String(100), primary_key=True)
-    genre: Mapped[str] = mapped_column(String(60), primary_key=True)
-    month: Mapped[dt.date] = mapped_column(Date, primary_key=True)
-    events: Mapped[int] = mapped_column(Integer)
+    month: Mapped[dt.date] = mapped_column(Date, primary_key=True, sort_order=1)
 
 
 def parse(value: str | None) -> tuple[str, ...] | None:
@@ -98,6 +105,11 @@ def count(session: Session, *, filters: EventFilters, today: dt.date) -> dict[st
     """`{facet: [{value, count}]}` for each facet of `filters.facets`."""
     filters.check()
     _bounded(filters)
+    if session.get_bind().dialect.name == "postgresql":
+        # Counts of a few rows to a few thousand: starting parallel workers cost more than
+        # they save (a small organisation's counts took 17 ms with them, 6 without), and
+        # on a busy server take the cores of other requests. For this transaction only.
+        session.execute(text("SET LOCAL max_parallel_workers_per_gather = 0"))
     days = window(filters, today) if "date" in filters.facets else None
     answer: dict[str, list[dict]] = {}
     if "genre" in filters.facets:
@@ -176,7 +188,7 @@ def _kept_top(facet: str, shaped: tuple, spans: tuple) -> Select:
             conditions.append(moment <= bindparam(f"high_{index}"))
         kept.append(select(table[facet].label("value"), table.events.label("n"))
                     .where(*conditions))
-    running = _grouped(events.matching(shaped, (_event.id,), "running"), facet)
+    running = _grouped(shaped, facet, "running")
     parts = union_all(*kept, running).subquery()
     return _ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
                    .group_by(parts.c.value), facet)
@@ -185,7 +197,7 @@ def _kept_top(facet: str, shaped: tuple, spans: tuple) -> Select:
 @functools.lru_cache(maxsize=256)
 def _live_top(facet: str, shaped: tuple) -> Select:
     """The top of a facet counted over the matching rows."""
-    grouped = _grouped(events.matching(shaped, (_event.id,)), facet).subquery()
+    grouped = _grouped(shaped, facet, "all").subquery()
     return _ranked(select(grouped.c.value, grouped.c.n), facet)
 
 
@@ -237,14 +249,16 @@ def _next_month(day: dt.date) -> dt.date:
     return (day.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
 
 
-def _grouped(listed_events: Select, facet: str) -> Select:
-    """Counts per genre or city of the events of the `matching` statement `listed_events`."""
-    listed = listed_events.subquery()
+def _grouped(shaped: tuple, facet: str, part: str) -> Select:
+    """Counts per genre or city of the events `events.matching` holds (its `part`); a city
+    read with the events' own rows (no second visit to each)."""
     if facet == "genre":
+        listed = events.matching(shaped, (_event.id,), part).subquery()
         return (select(_genre.genre.label("value"), func.count().label("n"))
                 .join(listed, listed.c.id == _genre.event_id).group_by(_genre.genre))
-    return (select(_event.city_key.label("value"), func.count().label("n"))
-            .join(listed, listed.c.id == _event.id).group_by(_event.city_key))
+    listed = events.matching(shaped, (_event.city_key,), part).subquery()
+    return (select(listed.c.city_key.label("value"), func.count().label("n"))
+            .group_by(listed.c.city_key))
 
 
 def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]) -> list[dict]:
@@ -272,39 +286,53 @@ def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]
 @functools.lru_cache(maxsize=256)
 def _live_days(shaped: tuple) -> Select:
     """Events starting on each day of the window, counted over the matching rows."""
-    started = events.matching(shaped, (_event.date,)).where(
-        _event.date >= bindparam("date_from")).subquery()
+    started = events.matching(shaped, (_event.date,), "started").subquery()
     return select(started.c.date, func.count()).group_by(started.c.date)
 
 
 # --- the kept counts ------------------------------------------------------------------------
 
-def recount_statements(day: str, dialect: str) -> list[str]:
-    """SQL that counts the approved events starting on `day` (an SQL expression) afresh,
-    and sums its month again."""
-    approved = f"e.status = 'approved' AND e.date = {day}"
-    month, following = _month_sql(day, dialect)
+def public_sql(dialect: str) -> str:
+    """`events.PUBLIC` as SQL text for the triggers: the rule the lists apply, written once.
+    (Compiled inside a statement over `events`, which its subquery correlates to.)"""
+    compiled = " ".join(str(select(_event.id).where(events.PUBLIC).compile(
+        dialect=_DIALECTS[dialect](), compile_kwargs={"literal_binds": True})).split())
+    prefix = "SELECT events.id FROM events WHERE "
+    assert compiled.startswith(prefix), compiled
+    return compiled.removeprefix(prefix)
+
+
+_DIALECTS = {"postgresql": postgresql.dialect, "sqlite": sqlite.dialect}
+
+
+def recount_statements(days: str, dialect: str) -> list[str]:
+    """SQL that counts the public events starting on the days of `days` (a query of one
+    column, `date`) afresh, and sums their months again."""
+    month, following = _month_sql("d.date", dialect)
     return [
-        f"DELETE FROM event_day_counts WHERE date = {day}",
-        f"INSERT INTO event_day_counts (city_key, genre, date, events) {_DAY_COUNTS}"
-        .replace("{approved}", approved),
-        f"DELETE FROM event_month_counts WHERE month = {month}",
+        f"DELETE FROM event_day_counts WHERE date IN (SELECT date FROM ({days}) d)",
+        f"INSERT INTO event_day_counts (city_key, genre, date, events) {_DAY_COUNTS}".replace(
+            "{public}", f"{public_sql(dialect)} AND events.date IN "
+                        f"(SELECT date FROM ({days}) d)"),
+        f"DELETE FROM event_month_counts WHERE month IN (SELECT {month} FROM ({days}) d)",
         "INSERT INTO event_month_counts (city_key, genre, month, events) "
-        f"SELECT city_key, genre, {month}, sum(events) FROM event_day_counts "
-        f"WHERE date >= {month} AND date < {following} GROUP BY city_key, genre",
+        "SELECT c.city_key, c.genre, m.month, sum(c.events) FROM event_day_counts c "
+        f"JOIN (SELECT DISTINCT {month} AS month, {following} AS following FROM ({days}) d) m "
+        "ON c.date >= m.month AND c.date < m.following GROUP BY c.city_key, c.genre, m.month",
     ]
 
 
-# Approved events per day by city and genre, each also over all ('') of them.
+# Public events per day by city and genre, each also over all ('') of them.
 _DAY_COUNTS = (
-    "SELECT e.city_key, '', e.date, count(*) FROM events e WHERE {approved} "
-    "GROUP BY e.city_key, e.date "
-    "UNION ALL SELECT '', '', e.date, count(*) FROM events e WHERE {approved} GROUP BY e.date "
-    "UNION ALL SELECT e.city_key, g.genre, e.date, count(*) FROM events e "
-    "JOIN event_genres g ON g.event_id = e.id WHERE {approved} "
-    "GROUP BY e.city_key, g.genre, e.date "
-    "UNION ALL SELECT '', g.genre, e.date, count(*) FROM events e "
-    "JOIN event_genres g ON g.event_id = e.id WHERE {approved} GROUP BY g.genre, e.date")
+    "SELECT events.city_key, '', events.date, count(*) FROM events WHERE {public} "
+    "GROUP BY events.city_key, events.date "
+    "UNION ALL SELECT '', '', events.date, count(*) FROM events WHERE {public} "
+    "GROUP BY events.date "
+    "UNION ALL SELECT events.city_key, g.genre, events.date, count(*) FROM events "
+    "JOIN event_genres g ON g.event_id = events.id WHERE {public} "
+    "GROUP BY events.city_key, g.genre, events.date "
+    "UNION ALL SELECT '', g.genre, events.date, count(*) FROM events "
+    "JOIN event_genres g ON g.event_id = events.id WHERE {public} GROUP BY g.genre, events.date")
 
 
 def _month_sql(day: str, dialect: str) -> tuple[str, str]:
@@ -316,12 +344,12 @@ def _month_sql(day: str, dialect: str) -> tuple[str, str]:
 
 
 def recount_all(dialect: str) -> list[str]:
-    """SQL that counts every day and month afresh (the migration fills the counts with it)."""
+    """SQL that counts every day and month afresh (the migrations fill the counts with it)."""
     month = _month_sql("date", dialect)[0]
     return [
         "DELETE FROM event_day_counts",
         "INSERT INTO event_day_counts (city_key, genre, date, events) "
-        + _DAY_COUNTS.replace("{approved}", "e.status = 'approved'"),
+        + _DAY_COUNTS.replace("{public}", public_sql(dialect)),
         "DELETE FROM event_month_counts",
         "INSERT INTO event_month_counts (city_key, genre, month, events) "
         f"SELECT city_key, genre, {month}, sum(events) FROM event_day_counts "
@@ -329,14 +357,18 @@ def recount_all(dialect: str) -> list[str]:
     ]
 
 
-# PostgreSQL: statement triggers note the start days a transaction changed (old and new);
-# as it commits, one deferred trigger counts those days afresh, one transaction at a time
-# (an advisory lock), so each count sees every transaction committed before it.
+# PostgreSQL: statement triggers note the start days a transaction changed (old and new;
+# for an organisation whose suspension changed, the days of its events); as it commits, one
+# deferred trigger counts those days afresh, one transaction at a time (an advisory lock),
+# so each count sees every transaction committed before it.
 POSTGRESQL_FUNCTIONS = [
-    "CREATE TABLE event_counts_pending (txid bigint, date date, PRIMARY KEY (txid, date))",
-    """CREATE FUNCTION event_days_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    """CREATE OR REPLACE FUNCTION event_days_changed() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      IF TG_TABLE_NAME = 'events' THEN
+      IF TG_TABLE_NAME = 'organisations' THEN
+        INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), e.date
+        FROM new_rows r JOIN old_rows o ON o.id = r.id JOIN events e ON e.organisation_id = r.id
+        WHERE r.suspended IS DISTINCT FROM o.suspended ON CONFLICT DO NOTHING;
+      ELSIF TG_TABLE_NAME = 'events' THEN
         IF TG_OP IN ('INSERT', 'UPDATE') THEN
           INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), date FROM new_rows
           ON CONFLICT DO NOTHING;
@@ -358,34 +390,47 @@ POSTGRESQL_FUNCTIONS = [
       END IF;
       RETURN NULL;
     END $$""",
-    f"""CREATE FUNCTION event_days_committing() RETURNS trigger LANGUAGE plpgsql AS $$
+    f"""CREATE OR REPLACE FUNCTION event_days_committing() RETURNS trigger
+    LANGUAGE plpgsql AS $$
     DECLARE day date;
     BEGIN
       PERFORM pg_advisory_xact_lock(hashtext('event_day_counts'));
       FOR day IN DELETE FROM event_counts_pending WHERE txid = NEW.txid RETURNING date LOOP
-        {"; ".join(recount_statements("day", "postgresql"))};
+        {"; ".join(recount_statements("SELECT day AS date", "postgresql"))};
       END LOOP;
       RETURN NULL;
     END $$""",
+]
+# The days noted by each transaction, and the trigger that counts them as it commits (0012).
+POSTGRESQL_PENDING = [
+    "CREATE TABLE event_counts_pending (txid bigint, date date, PRIMARY KEY (txid, date))",
     "CREATE CONSTRAINT TRIGGER event_days_committing AFTER INSERT ON event_counts_pending "
     "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION event_days_committing()",
 ]
+# The tables whose changes move the counts: events and their genres, and (since 0013) the
+# organisations, whose suspension hides or shows their events.
+COUNTED_TABLES = ("events", "event_genres", "organisations")
 
 
 def postgresql_triggers(table: str) -> list[str]:
-    """The statement triggers of `table` (events or event_genres) that note changed days."""
+    """The statement triggers of `table` (one of `COUNTED_TABLES`) that note changed days.
+    (PostgreSQL allows no column list with transition tables: every update of an
+    organisation runs the trigger, which notes days only when `suspended` changed.)"""
     statements = []
     for event, tables in (("INSERT", "NEW TABLE AS new_rows"),
                           ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
                           ("DELETE", "OLD TABLE AS old_rows")):
+        if table == "organisations" and event != "UPDATE":
+            continue
         statements.append(f"CREATE TRIGGER event_days_{event.lower()} AFTER {event} ON {table} "
                           f"REFERENCING {tables} FOR EACH STATEMENT "
                           f"EXECUTE FUNCTION event_days_changed()")
     return statements
 
 
-def sqlite_triggers() -> list[str]:
-    """Row triggers that count a changed start day afresh at once (one writer at a time)."""
+def sqlite_triggers(tables: tuple[str, ...] = COUNTED_TABLES) -> list[str]:
+    """Row triggers of `tables` that count a changed start day afresh at once (one writer at
+    a time)."""
     days = {"events": {"INSERT": ["NEW.date"], "UPDATE": ["OLD.date", "NEW.date"],
                        "DELETE": ["OLD.date"]},
             "event_genres": {
@@ -393,10 +438,18 @@ def sqlite_triggers() -> list[str]:
                 "UPDATE": ["OLD.date", "(SELECT date FROM events WHERE id = NEW.event_id)"],
                 "DELETE": ["OLD.date"]}}
     triggers = []
-    for table, by_event in days.items():
-        for event, changed in by_event.items():
+    for table in tables:
+        if table == "organisations":
+            body = " ".join(f"{statement};" for statement in recount_statements(
+                "SELECT DISTINCT date FROM events WHERE organisation_id = NEW.id", "sqlite"))
+            triggers.append("CREATE TRIGGER event_days_update_organisations AFTER UPDATE OF "
+                            "suspended ON organisations WHEN OLD.suspended IS NOT NEW.suspended "
+                            f"BEGIN {body} END")
+            continue
+        for event, changed in days[table].items():
             body = " ".join(f"{statement};" for day in changed
-                            for statement in recount_statements(day, "sqlite"))
+                            for statement in recount_statements(f"SELECT {day} AS date",
+                                                                "sqlite"))
             triggers.append(f"CREATE TRIGGER event_days_{event.lower()}_{table} AFTER {event} "
                             f"ON {table} BEGIN {body} END")
     return triggers

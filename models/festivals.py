@@ -28,7 +28,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base, Timestamp, insert_for
 from models.errors import NotFound
-from models.events import Event, get_event
+from models.events import PUBLIC, Event, get_event
 from models.paging import Filters, Page, keyset_page
 
 # Weights in tenths, so that sums and halves are exact: ticket 1.0, going 0.6, visitor 0.3.
@@ -264,7 +264,7 @@ class TokenPrices:
 
 
 def get_festival(session: Session, key: str) -> Event:
-    """The approved festival edition with this id or slug; `NotFound` for any other event."""
+    """The public festival edition with this id or slug; `NotFound` for any other event."""
     event = get_event(session, key)
     if event.festival_key is None or event.season is None:
         raise NotFound("festival", key)
@@ -289,7 +289,7 @@ def previous_edition(session: Session, event: Event) -> Edition | None:
         select(Event, FestivalFigures).outerjoin(FestivalFigures,
                                                  FestivalFigures.event_id == Event.id)
         .where(Event.festival_key == event.festival_key, Event.season < event.season,
-               Event.status == "approved")
+               PUBLIC)
         .order_by(Event.season.desc(), Event.date.desc(), Event.id.desc()).limit(1)
     ).first()
     if found is None:
@@ -307,7 +307,7 @@ def season_compare(session: Session, event: Event, drink_price: decimal.Decimal
     others = session.scalars(
         select(FestivalFigures.drink_price).join(Event, Event.id == FestivalFigures.event_id)
         .where(Event.season == event.season, Event.festival_key != event.festival_key,
-               Event.status == "approved")).all()
+               PUBLIC)).all()
     if not others:
         return SeasonCompare(season=event.season, median=None, festivals=0, diff=None)
     middle = statistics.median(_exact(other) for other in others)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from sqlalchemy import Boolean, Integer, String, Text, func, select
+from sqlalchemy import Boolean, Index, Integer, String, Text, func, select, text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from models.db import Base, Timestamp, new_id, now
@@ -15,9 +15,13 @@ from models.text import fold
 
 
 class Organisation(Base):
-    """An organisation on the agenda; `suspended` ones are refused everywhere."""
+    """An organisation on the agenda; `suspended` ones are refused everywhere, and neither
+    they nor their events are public (as the change feed's tombstones say)."""
 
     __tablename__ = "organisations"
+    # The few suspended ones, read by every public-event condition (models/events.py PUBLIC).
+    __table_args__ = (Index("ix_organisations_suspended", "id",
+                            postgresql_where=text("suspended"), sqlite_where=text("suspended")),)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
@@ -75,27 +79,27 @@ def _year(timestamp: int) -> int:
 
 
 def count_events(session: Session, organisation_id: str) -> int:
-    """The organisation's approved events on the agenda, past and coming."""
+    """The organisation's public events on the agenda, past and coming."""
     return _counts(session, [organisation_id]).get(organisation_id, 0)
 
 
 def _counts(session: Session, organisation_ids: list[str]) -> dict[str, int]:
-    """Approved events per organisation, for the given organisations (absent: none)."""
+    """Public events per organisation, for the given organisations (absent: none)."""
     # models.events imports this module for the events' `organisation`.
-    from models.events import Event
+    from models.events import PUBLIC, Event
 
     if not organisation_ids:
         return {}
     rows = session.execute(
         select(Event.organisation_id, func.count())
-        .where(Event.organisation_id.in_(organisation_ids), Event.status == "approved")
+        .where(Event.organisation_id.in_(organisation_ids), PUBLIC)
         .group_by(Event.organisation_id))
     return {organisation_id: count for organisation_id, count in rows}
 
 
 @dataclasses.dataclass(frozen=True)
 class CountedOrganisation:
-    """An organisation with the number of its approved events (the `Organisation` resource)."""
+    """An organisation with the number of its public events (the `Organisation` resource)."""
 
     organisation: Organisation
     events_count: int
@@ -120,12 +124,13 @@ _SCAN_BATCH = 500
 
 def list_organisations(session: Session, *, filters: OrganisationFilters,
                        after: list | None, limit: int) -> Page:
-    """Organisations matching `filters`, by name, one page, each with its events count.
+    """Public (not suspended) organisations matching `filters`, by name, one page, each with
+    its events count.
 
     Names are unique, so the name alone is the keyset position (and `id` never
     decides the order).
     """
-    query = select(Organisation)
+    query = select(Organisation).where(Organisation.suspended.is_(False))
     if filters.verified is not None:
         query = query.where(Organisation.verified.is_(filters.verified))
     if filters.q is not None:
@@ -164,8 +169,9 @@ def _matching_ids(session: Session, query, *, needle: str, after: list | None,
 
 
 def get_listed_organisation(session: Session, organisation_id: str) -> CountedOrganisation:
-    """The organisation with this id (ids only, not names) and its events count."""
+    """The public organisation with this id (ids only, not names) and its events count; a
+    suspended one is a `NotFound`, as a missing one."""
     organisation = session.get(Organisation, organisation_id)
-    if organisation is None:
+    if organisation is None or organisation.suspended:
         raise NotFound("organisation", organisation_id)
     return CountedOrganisation(organisation, count_events(session, organisation.id))

@@ -23,7 +23,8 @@ from sqlalchemy.orm import Session
 from models.artists import Artist
 from models.db import now
 from models.errors import BadRequest
-from models.events import MAX_SPAN_DAYS, STATUSES, Event, EventArtist, EventGenre, denormalize
+from models.events import (MAX_SPAN_DAYS, PUBLIC, STATUSES, Event, EventArtist, EventGenre,
+                           denormalize)
 from models.festivals import CHANNELS, REFUNDS, TIERS, TokenReport
 from models.genres import GENRES
 from models.organisations import Organisation
@@ -884,9 +885,9 @@ def event_copies(*, title: str, date: dt.date, end_date: dt.date | None, venue_n
 
 def sources(session: Session) -> list[tuple[str, int]]:
     """Each origin the served catalogue names (`source`), with its number of records, most
-    first: approved events, venues, artists and releases."""
+    first: public events, venues, artists and releases."""
     named = union_all(
-        select(Event.source.label("source")).where(Event.status == "approved"),
+        select(Event.source.label("source")).where(PUBLIC),
         select(Venue.source.label("source")), select(Artist.source.label("source")),
         select(Release.source.label("source"))).subquery()
     counted = func.count().label("records")

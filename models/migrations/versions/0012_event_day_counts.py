@@ -11,7 +11,8 @@ agenda's rows at every request. The counts are filled from the events already th
 import sqlalchemy as sa
 from alembic import op
 
-from models.facets import POSTGRESQL_FUNCTIONS, postgresql_triggers, recount_all, sqlite_triggers
+from models.facets import (POSTGRESQL_FUNCTIONS, POSTGRESQL_PENDING, postgresql_triggers,
+                           recount_all, sqlite_triggers)
 
 revision = '0012'
 down_revision = '0011'
@@ -46,13 +47,13 @@ def upgrade() -> None:
                     ['genre', 'month'], unique=False)
     dialect = op.get_bind().dialect.name
     if dialect == "postgresql":
-        for statement in POSTGRESQL_FUNCTIONS:
+        for statement in [*POSTGRESQL_FUNCTIONS, *POSTGRESQL_PENDING]:
             op.execute(statement)
         for table in TABLES:
             for statement in postgresql_triggers(table):
                 op.execute(statement)
     else:
-        for statement in sqlite_triggers():
+        for statement in sqlite_triggers(TABLES):
             op.execute(statement)
     for statement in recount_all(dialect):
         op.execute(statement)
