@@ -21,8 +21,7 @@ import dataclasses
 import datetime as dt
 import functools
 
-from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select, text,
-                        union_all)
+from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select, union_all)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -105,11 +104,6 @@ def count(session: Session, *, filters: EventFilters, today: dt.date) -> dict[st
     """`{facet: [{value, count}]}` for each facet of `filters.facets`."""
     filters.check()
     _bounded(filters)
-    if session.get_bind().dialect.name == "postgresql":
-        # Counts of a few rows to a few thousand: starting parallel workers cost more than
-        # they save (a small organisation's counts took 17 ms with them, 6 without), and
-        # on a busy server take the cores of other requests. For this transaction only.
-        session.execute(text("SET LOCAL max_parallel_workers_per_gather = 0"))
     days = window(filters, today) if "date" in filters.facets else None
     answer: dict[str, list[dict]] = {}
     if "genre" in filters.facets:
