@@ -2,9 +2,11 @@
 
     python bench/run.py [--sizes 10000,100000,1000000] [--duration 10] [--connections 32]
                         [--output bench/results/latest-run.md] [--redis URL] [--no-organiser]
+                        [--keep]
 
 Needs PostgreSQL (AGENDA_BENCH_DATABASE_URL, default the local server; a database
-`agenda_bench` is created) and wrk (`apt-get install wrk`). For each size it loads
+`agenda_bench` is created, or with `--keep` one of each size, `agenda_bench_<size>`, kept
+for the next run) and wrk (`apt-get install wrk`). For each size it loads
 demo events (`agenda demo-data`) and serves the service with 2 workers, twice:
 
 - with the response cache (edge/cache.py, the default): wrk repeats GET /events
@@ -112,15 +114,33 @@ LEGEND = ("hits: the share of answers the response cache had kept (long tail row
           "floor's CPU µs/req over the row's (below 1: dearer per request than the floor).")
 
 
-def database(url: str, name: str = "agenda_bench") -> str:
-    """A fresh database `name` on the server of `url`."""
+def database(url: str, name: str = "agenda_bench", *, keep: bool = False) -> str:
+    """A fresh database `name` on the server of `url`; with `keep`, the one there if any."""
     server = make_url(url)
     admin = create_engine(server.set(database="postgres"), isolation_level="AUTOCOMMIT")
     with admin.connect() as connection:
-        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
+        there = connection.execute(text("SELECT 1 FROM pg_database WHERE datname = :name"),
+                                   {"name": name}).first() is not None
+        if there and not keep:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        if not there or not keep:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
     admin.dispose()
     return server.set(database=name).render_as_string(hide_password=False)
+
+
+def prepared(url: str) -> tuple[dict, str]:
+    """The environment serving the database at `url` (migrated) and a read token for it."""
+    env = {**os.environ, "AGENDA_DATABASE_URL": url, "AGENDA_SECRET_KEY": "bench",
+           "AGENDA_SITE_URL": f"http://127.0.0.1:{PORT}",
+           # The limiter still runs and is measured; the limits themselves would stop wrk.
+           "AGENDA_PER_MINUTE": "1000000000"}
+    agenda(env, "db", "upgrade")
+    with contextlib.suppress(subprocess.CalledProcessError):  # a kept database has it
+        agenda(env, "organisation", "create", "Bench")
+    token = agenda(env, "token", "create", "--organisation", "Bench", "--scopes", "read",
+                   "--name", "bench", "--per-day", "1000000000").strip().splitlines()[-1]
+    return env, token
 
 
 def maintain(url: str) -> None:
@@ -431,23 +451,25 @@ def main() -> None:
     options.add_argument("--redis", metavar="URL",
                          help="also measure the unfiltered cached row with limits counted in "
                               "this Redis (e.g. redis://127.0.0.1:6379/0)")
+    options.add_argument("--keep", action="store_true",
+                         help="a database of each size (agenda_bench_<size>), kept for the next "
+                              "run and used again (demo-data adds only what is missing): loading "
+                              "1M events takes over an hour on 2 cores")
     options.add_argument("--organiser", action=argparse.BooleanOptionalAction, default=True,
                          help="then run bench/organiser.py (the door, deliveries) and add its "
                               "tables (default) or not")
     args = options.parse_args()
-    url = database(os.environ.get("AGENDA_BENCH_DATABASE_URL",
-                                  "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"))
-    env = {**os.environ, "AGENDA_DATABASE_URL": url, "AGENDA_SECRET_KEY": "bench",
-           "AGENDA_SITE_URL": f"http://127.0.0.1:{PORT}",
-           # The limiter still runs and is measured; the limits themselves would stop wrk.
-           "AGENDA_PER_MINUTE": "1000000000"}
-    agenda(env, "db", "upgrade")
-    agenda(env, "organisation", "create", "Bench")
-    token = agenda(env, "token", "create", "--organisation", "Bench", "--scopes", "read",
-                   "--name", "bench", "--per-day", "1000000000").strip().splitlines()[-1]
+    server = os.environ.get("AGENDA_BENCH_DATABASE_URL",
+                            "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+    if not args.keep:
+        url = database(server)
+        env, token = prepared(url)
     measuring = {"duration": args.duration, "connections": args.connections}
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:
+        if args.keep:
+            url = database(server, f"agenda_bench_{size}", keep=True)
+            env, token = prepared(url)
         started = time.time()
         agenda(env, "demo-data", "--events", str(size), "--seed", "1")
         print(f"# {size:,} events loaded in {time.time() - started:.0f} s", flush=True)
