@@ -122,7 +122,7 @@ def build_service(settings: Settings) -> Service:
     # wait for the database, by the deadline.
     engine = make_engine(settings.database_url,
                          pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS + CATALOGUE_THREADS,
-                         statement_timeout_ms=settings.statement_timeout_ms, parallel=False)
+                         statement_timeout_ms=settings.statement_timeout_ms, requests=True)
     direct_engine = make_engine(settings.database_url,
                                 pool_size=settings.admission_threads + DOOR_THREADS,
                                 pre_ping=False, custom_plans=False,

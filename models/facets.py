@@ -218,11 +218,11 @@ def _spans(first: dt.date, last: dt.date | None) -> list[tuple[str, dt.date, dt.
     """(table, low, high) of the kept counts ("days" or "months"; high None: no end) that
     cover `first`..`last` (None: no end) exactly once: the whole months from the month
     counts, the days before the first whole month and after the last one from the days'."""
-    whole_from = first if first.day == 1 else _next_month(first)
+    whole_from = first if first.day == 1 else next_month(first)
     whole_until = None  # the end (exclusive) of the last whole month
     if last is not None:
-        ends_month = _next_month(last) - dt.timedelta(days=1) == last
-        whole_until = _next_month(last) if ends_month else last.replace(day=1)
+        ends_month = next_month(last) - dt.timedelta(days=1) == last
+        whole_until = next_month(last) if ends_month else last.replace(day=1)
     spans: list[tuple[str, dt.date, dt.date | None]] = []
     if first < whole_from:
         head_end = whole_from - dt.timedelta(days=1)
@@ -236,7 +236,7 @@ def _spans(first: dt.date, last: dt.date | None) -> list[tuple[str, dt.date, dt.
     return spans
 
 
-def _next_month(day: dt.date) -> dt.date:
+def next_month(day: dt.date) -> dt.date:
     """The first day of the month after `day`'s (the last day there is, in December 9999)."""
     if day >= dt.date(9999, 12, 1):
         return dt.date.max

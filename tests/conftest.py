@@ -11,7 +11,7 @@ import contextlib
 import functools
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from adapters.direct import rows
 from agenda.app import create_app
@@ -77,24 +77,31 @@ def joined(service, connection):
     binds = [sessions.kw["bind"] for sessions in factories]
     for sessions in factories:
         sessions.configure(bind=connection, join_transaction_mode="create_savepoint")
+        event.listen(sessions, "after_begin", _as_committed)
     production = service.direct
     service.direct = functools.partial(_rows, connection)
     try:
         yield
     finally:
         for sessions, bind in zip(factories, binds):
+            event.remove(sessions, "after_begin", _as_committed)
             sessions.configure(bind=bind, join_transaction_mode="conditional_savepoint")
         service.direct = production
 
 
-def _rows(connection, statement, params) -> list:
-    """`DirectStatements.execute` on the test's connection (inside its transaction)."""
+def _as_committed(_session, _transaction, connection) -> None:
+    """PostgreSQL renews the catalogue stamp and the kept event counts as a change commits
+    (models/stamp.py, models/facets.py), and a test never commits: what the test wrote so
+    far counts as committed for each request and each direct statement. (Switching to
+    IMMEDIATE runs the deferred renewals now, once.)"""
     if connection.dialect.name == "postgresql":
-        # PostgreSQL renews the catalogue stamp as a change commits (models/stamp.py), and a
-        # test never commits: what the test wrote so far counts as committed for this
-        # request. (Switching to IMMEDIATE runs the deferred renewal now, once.)
         connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
         connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))
+
+
+def _rows(connection, statement, params) -> list:
+    """`DirectStatements.execute` on the test's connection (inside its transaction)."""
+    _as_committed(None, None, connection)
     return rows(connection, statement, params)
 
 

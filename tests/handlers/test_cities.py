@@ -121,3 +121,15 @@ def test_the_list_is_cacheable_and_carries_the_attribution(client, auth):
     _events(VenueFactory(), 1)
     changed = client.get("/v1/cities", headers={**auth, "If-None-Match": first.headers["etag"]})
     assert changed.status_code == 200
+
+
+def test_events_months_ahead_and_running_ones_count(client, auth):
+    """The counts come from the kept day and month counts and the running events: an event
+    this month, next month, next year and one that began before today and still runs."""
+    venue = VenueFactory(city="Haarlem")
+    for offset in (0, 40, 400):
+        _events(venue, 1, date=day(offset))
+    _events(venue, 1, date=day(-3), end_date=day(2))
+    _events(venue, 1, date=day(-3), end_date=day(-1))
+    assert [(c["name"], c["upcoming_events"]) for c in CITIES.page(client, auth)["data"]] == [
+        ("Haarlem", 4)]
