@@ -11,7 +11,7 @@ import contextlib
 import functools
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import event
 
 from adapters.direct import rows
 from agenda.app import create_app
@@ -90,13 +90,8 @@ def joined(service, connection):
 
 
 def _as_committed(_session, _transaction, connection) -> None:
-    """PostgreSQL renews the catalogue stamp and the kept event counts as a change commits
-    (models/stamp.py, models/facets.py), and a test never commits: what the test wrote so
-    far counts as committed for each request and each direct statement. (Switching to
-    IMMEDIATE runs the deferred renewals now, once.)"""
-    if connection.dialect.name == "postgresql":
-        connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
-        connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))
+    """Each request sees what the test wrote so far as committed (`factories.settled`)."""
+    factories.settled(connection)
 
 
 def _rows(connection, statement, params) -> list:

@@ -6,6 +6,7 @@ import datetime as dt
 from zoneinfo import ZoneInfo
 
 import factory
+from sqlalchemy import text
 from factory.alchemy import SQLAlchemyModelFactory
 
 from models.artists import Artist
@@ -296,3 +297,14 @@ def bind(session) -> None:
                           ReleaseFactory, PersonFactory, MembershipFactory, MarkFactory,
                           TicketFactory, TokenReportFactory):
         factory_class._meta.sqlalchemy_session = session
+
+
+def settled(connection) -> None:
+    """What the test wrote so far as a commit leaves it: PostgreSQL renews the catalogue
+    stamp and the kept event counts as a change commits (models/stamp.py, models/facets.py),
+    and a test never commits. Switching the deferred renewals to IMMEDIATE runs them now,
+    once. `connection`: a session or a connection."""
+    dialect = getattr(connection, "dialect", None) or connection.get_bind().dialect
+    if dialect.name == "postgresql":
+        connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
+        connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))

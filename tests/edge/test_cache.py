@@ -23,7 +23,7 @@ from models.events import Event
 from models.people import Person
 from models.stamp import CATALOGUE_TABLES
 from tests.conftest import APP_SETTINGS
-from tests.factories import EventFactory, OrganisationFactory, PersonFactory
+from tests.factories import EventFactory, OrganisationFactory, PersonFactory, settled
 from tests.servers import committed, drop_database, migrated_database
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "example-import.jsonl"
@@ -271,9 +271,7 @@ def test_every_catalogue_table_renews_the_stamp(db):
 
 def test_a_statement_that_changes_nothing_keeps_the_stamp(db):
     def stamp_as_if_committed() -> str:
-        if db.get_bind().dialect.name == "postgresql":  # renewed at commit: run that now
-            db.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
-            db.execute(text("SET CONSTRAINTS ALL DEFERRED"))
+        settled(db)  # renewed at commit: run that now
         return db.execute(text("SELECT stamp FROM catalogue_stamp")).scalar_one()
 
     stamp = stamp_as_if_committed()
