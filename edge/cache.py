@@ -90,6 +90,18 @@ class Entry:
     # the first request that asks for it (`ResponseCache._head`); an entry with one more is
     # a new entry, put in its place.
     heads: dict[str, Head] = dataclasses.field(default_factory=dict)
+    # Its public headers as ASGI bytes per coding (None: the identity), made at the first
+    # request for that form rather than at every hit.
+    _headers: dict[str | None, list[tuple[bytes, bytes]]] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False)
+
+    def public_headers(self, coding: str | None) -> list[tuple[bytes, bytes]]:
+        """The headers of its form in `coding`, which its 304 repeats (RFC 9110 15.4.5)."""
+        known = self._headers.get(coding)
+        if known is None:
+            known = self._headers[coding] = header_list(public_headers(
+                suffixed(self.answer.etag, coding), coded=self.compressible()))
+        return known
 
     def fresh(self, admission: Admission) -> bool:
         """Whether it is still the answer for a request admitted now."""
@@ -294,9 +306,7 @@ class ResponseCache:
         coded = entry.compressible()
         coding = (negotiate(headers.get(b"accept-encoding", b"").decode("latin-1"))
                   if coded else None)
-        # A 304 repeats the 200's ETag, Cache-Control and Vary (RFC 9110 15.4.5).
-        kept = [*header_list(public_headers(suffixed(entry.answer.etag, coding), coded=coded)),
-                how]
+        kept = [*entry.public_headers(coding), how]
         if matches(headers.get(b"if-none-match", b"").decode("latin-1"), entry.answer.etag):
             await answers.answer(send, 304, headers=kept, content_type=None)
             return
