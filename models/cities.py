@@ -66,7 +66,8 @@ def _upcoming_counts(today: dt.date) -> Select:
         select(months.city_key, months.events).where(
             months.genre == ALL, months.city_key != ALL, months.month >= following),
         select(days.city_key, days.events).where(
-            days.genre == ALL, days.city_key != ALL, days.date >= today, days.date < following),
+            days.organisation_id == ALL, days.genre == ALL, days.city_key != ALL,
+            days.date >= today, days.date < following),
         select(Event.city_key, literal(1)).where(  # ix_events_running
             PUBLIC, Event.end_date.is_not(None), Event.date < today,
             Event.date >= today - dt.timedelta(days=MAX_SPAN_DAYS), Event.last_date >= today),

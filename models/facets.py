@@ -7,12 +7,14 @@ the date counts are the days of the window `from`..`to`. A multi-day event count
 day of the window it runs, and once for a genre or a city.
 
 At a million events a count over the matching rows would read most of the agenda for every
-request, so approved events are also counted per start day in `event_day_counts` (kept by
-database triggers, whoever writes: see `POSTGRESQL_FUNCTIONS` and `sqlite_triggers`), by
-city and by genre, each also over all cities and all genres (''). Facets whose filters are
-only dates, city and genre read those counts, plus the few multi-day events still running
-from before a day (the partial index `ix_events_running`). Facets with any other filter
-count the matching rows, through the same indexes as the list.
+request, so public events are also counted per start day in `event_day_counts` (kept by
+database triggers, whoever writes: see `postgresql_functions` and `sqlite_triggers`), by
+city and by genre, each also over all cities and all genres (''), and the same again per
+organisation (the busiest has thousands of coming events, each with its genres to read;
+a venue's or an artist's are few). Facets whose filters are only dates, city, genre and
+organisation read those counts, plus the few multi-day events still running from before a
+day (the partial index `ix_events_running`). Facets with any other filter count the
+matching rows, through the same indexes as the list.
 """
 
 from __future__ import annotations
@@ -55,17 +57,27 @@ class _KeptCount:
 
 
 class EventDayCount(_KeptCount, Base):
-    """The events starting on `date`."""
+    """The events starting on `date`, of one organisation ('' for all of them)."""
 
     __tablename__ = "event_day_counts"
-    __table_args__ = _KeptCount.indexes("event_day_counts", "date", "day")
+    # Each with the columns the counts read (PostgreSQL's INCLUDE): an organisation's rows lie
+    # all over the table, a thousand pages for the busiest's genres if read from there.
+    __table_args__ = (
+        Index("ix_event_day_counts_city_day", "organisation_id", "city_key", "date",
+              postgresql_include=["genre", "events"]),
+        Index("ix_event_day_counts_genre_day", "organisation_id", "genre", "date",
+              postgresql_include=["city_key", "events"]))
 
-    date: Mapped[dt.date] = mapped_column(Date, primary_key=True, sort_order=1)
+    # The key from `date` on: a day's rows (all written afresh when one of its events
+    # changes) and a month's of all organisations (summed into the month counts) are ranges.
+    date: Mapped[dt.date] = mapped_column(Date, primary_key=True, sort_order=-2)
+    organisation_id: Mapped[str] = mapped_column(String(80), primary_key=True, sort_order=-1)
 
 
 class EventMonthCount(_KeptCount, Base):
-    """The day counts of a month (`month` is its first day) summed: a year of counts is a
-    dozen rows a value instead of 365."""
+    """The day counts of all organisations of a month (`month` is its first day) summed: a
+    year of counts is a dozen rows a value instead of 365. (An organisation's days are
+    summed as they are: a few thousand rows for the busiest.)"""
 
     __tablename__ = "event_month_counts"
     __table_args__ = _KeptCount.indexes("event_month_counts", "month", "month")
@@ -118,7 +130,8 @@ def count(session: Session, *, filters: EventFilters, today: dt.date) -> dict[st
 
 # Filters that the kept counts know; any other given filter counts the matching rows, which
 # one of the filters in _BOUNDING keeps to the events of one venue, artist or organisation.
-_KEPT = frozenset({"date_from", "date_to", "city", "genre", "radius_km", "facets"})
+_KEPT = frozenset({"date_from", "date_to", "city", "genre", "organisation_id", "radius_km",
+                   "facets"})
 _BOUNDING = ("venue_id", "artist_id", "organisation_id")
 _UNKEPT = {"q": "q", "has_tickets": "has_tickets", "max_price": "max_price",
            "min_price": "min_price", "lat": "lat"}
@@ -146,6 +159,7 @@ _TABLES = {"days": _counts, "months": _months}
 _event, _genre = Event.__table__.c, EventGenre.__table__.c
 # Events starting on each day of a window, from the kept counts.
 _KEPT_DAYS = select(_counts.date, _counts.events).where(
+    _counts.organisation_id == bindparam("owner"),
     _counts.date.between(bindparam("date_from"), bindparam("date_to")),
     _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre"))
 
@@ -155,10 +169,13 @@ def _top(session: Session, filters: EventFilters, facet: str, today: dt.date) ->
     first = filters.date_from or today
     values = events.params(filters, today)
     if _kept(filters):
-        spans = _spans(first, filters.date_to)
+        # An organisation's counts are kept by day only.
+        spans = ([("days", first, filters.date_to)] if filters.organisation_id
+                 else _spans(first, filters.date_to))
         for index, (_table, low, high) in enumerate(spans):
             values |= {f"low_{index}": low, f"high_{index}": high}
         values["scope"] = _scope_value(filters, "genre" if facet == "city_key" else "city_key")
+        values["owner"] = filters.organisation_id or ALL
         statement = _kept_top(facet, events.shape(filters),
                               tuple((table, high is not None) for table, _low, high in spans))
     else:
@@ -178,6 +195,8 @@ def _kept_top(facet: str, shaped: tuple, spans: tuple) -> Select:
         moment = table.date if name == "days" else table.month
         conditions = [table[facet] != ALL, table[other] == bindparam("scope"),
                       moment >= bindparam(f"low_{index}")]
+        if name == "days":
+            conditions.append(table.organisation_id == bindparam("owner"))
         if bounded:
             conditions.append(moment <= bindparam(f"high_{index}"))
         kept.append(select(table[facet].label("value"), table.events.label("n"))
@@ -261,7 +280,7 @@ def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]
     on_day = dataclasses.replace(filters, date_from=first, date_to=last)
     values = events.params(on_day, first) | {
         "scope_city": _scope_value(filters, "city_key"),
-        "scope_genre": _scope_value(filters, "genre")}
+        "scope_genre": _scope_value(filters, "genre"), "owner": filters.organisation_id or ALL}
     shaped = events.shape(on_day)
     counts: dict[dt.date, int] = {}
     statement = _KEPT_DAYS if _kept(filters) else _live_days(shaped)
@@ -299,34 +318,52 @@ def public_sql(dialect: str) -> str:
 _DIALECTS = {"postgresql": postgresql.dialect, "sqlite": sqlite.dialect}
 
 
-def recount_statements(days: str, dialect: str) -> list[str]:
+def recount_statements(days: str, dialect: str, *, owners: bool = True) -> list[str]:
     """SQL that counts the public events starting on the days of `days` (a query of one
-    column, `date`) afresh, and sums their months again."""
-    month, following = _month_sql("d.date", dialect)
+    column, `date`) afresh, every organisation's too, and sums their months again (SQLite's
+    row triggers; `owners` False: as before the counts per organisation, for the migrations
+    of then)."""
+    on_days = f"{public_sql(dialect)} AND events.date IN (SELECT date FROM ({days}) d)"
     return [
         f"DELETE FROM event_day_counts WHERE date IN (SELECT date FROM ({days}) d)",
-        f"INSERT INTO event_day_counts (city_key, genre, date, events) {_DAY_COUNTS}".replace(
-            "{public}", f"{public_sql(dialect)} AND events.date IN "
-                        f"(SELECT date FROM ({days}) d)"),
+        *(_day_counts(owner).replace("{public}", on_days)
+          for owner in (_OWNERS if owners else (None,))),
+        *_month_statements(days, dialect, owners=owners),
+    ]
+
+
+def _month_statements(days: str, dialect: str, *, owners: bool) -> list[str]:
+    """SQL that sums the months of the days of `days` again from the day counts of all."""
+    month, following = _month_sql("d.date", dialect)
+    return [
         f"DELETE FROM event_month_counts WHERE month IN (SELECT {month} FROM ({days}) d)",
         "INSERT INTO event_month_counts (city_key, genre, month, events) "
         "SELECT c.city_key, c.genre, m.month, sum(c.events) FROM event_day_counts c "
         f"JOIN (SELECT DISTINCT {month} AS month, {following} AS following FROM ({days}) d) m "
-        "ON c.date >= m.month AND c.date < m.following GROUP BY c.city_key, c.genre, m.month",
+        f"ON c.date >= m.month AND c.date < m.following {_ALL_OWNERS[owners]}"
+        "GROUP BY c.city_key, c.genre, m.month",
     ]
 
 
-# Public events per day by city and genre, each also over all ('') of them.
-_DAY_COUNTS = (
-    "SELECT events.city_key, '', events.date, count(*) FROM events WHERE {public} "
-    "GROUP BY events.city_key, events.date "
-    "UNION ALL SELECT '', '', events.date, count(*) FROM events WHERE {public} "
-    "GROUP BY events.date "
-    "UNION ALL SELECT events.city_key, g.genre, events.date, count(*) FROM events "
-    "JOIN event_genres g ON g.event_id = events.id WHERE {public} "
-    "GROUP BY events.city_key, g.genre, events.date "
-    "UNION ALL SELECT '', g.genre, events.date, count(*) FROM events "
-    "JOIN event_genres g ON g.event_id = events.id WHERE {public} GROUP BY g.genre, events.date")
+_ALL_OWNERS = {True: "AND c.organisation_id = '' ", False: ""}
+# The owner of the counts: all organisations (''), or each one.
+_OWNERS = ("''", "events.organisation_id")
+
+
+def _day_counts(owner: str | None) -> str:
+    """The INSERT of the public events (`{public}`) per day by city and genre, each also over
+    all ('') of them, of `owner` (one of `_OWNERS`; None: without the column, before 0014)."""
+    parts = []
+    for genre in ("''", "g.genre"):
+        for city in ("events.city_key", "''"):
+            genres = " JOIN event_genres g ON g.event_id = events.id" if genre != "''" else ""
+            keys = [key for key in (owner, city, genre) if key not in (None, "''")]
+            parts.append(f"SELECT {'' if owner is None else owner + ', '}{city}, {genre}, "
+                         f"events.date, count(*) FROM events{genres} WHERE {{public}} "
+                         f"GROUP BY {', '.join([*keys, 'events.date'])}")
+    columns = "city_key, genre, date, events" if owner is None else \
+        "organisation_id, city_key, genre, date, events"
+    return f"INSERT INTO event_day_counts ({columns}) {' UNION ALL '.join(parts)}"
 
 
 def _month_sql(day: str, dialect: str) -> tuple[str, str]:
@@ -337,70 +374,146 @@ def _month_sql(day: str, dialect: str) -> tuple[str, str]:
     return f"date({day}, 'start of month')", f"date({day}, 'start of month', '+1 month')"
 
 
-def recount_all(dialect: str) -> list[str]:
+def recount_all(dialect: str, *, owners: bool = True) -> list[str]:
     """SQL that counts every day and month afresh (the migrations fill the counts with it)."""
     month = _month_sql("date", dialect)[0]
     return [
         "DELETE FROM event_day_counts",
-        "INSERT INTO event_day_counts (city_key, genre, date, events) "
-        + _DAY_COUNTS.replace("{public}", public_sql(dialect)),
+        *(_day_counts(owner).replace("{public}", public_sql(dialect))
+          for owner in (_OWNERS if owners else (None,))),
         "DELETE FROM event_month_counts",
         "INSERT INTO event_month_counts (city_key, genre, month, events) "
         f"SELECT city_key, genre, {month}, sum(events) FROM event_day_counts "
-        f"GROUP BY city_key, genre, {month}",
+        f"{_ALL_OWNERS[owners].replace('AND c.', 'WHERE ')}GROUP BY city_key, genre, {month}",
     ]
+
+
+def postgresql_functions(*, owners: bool = True) -> list[str]:
+    """The functions of the triggers (`owners` False: as before migration 0014)."""
+    changed = _DAYS_CHANGED
+    for name, noted in _NOTED.items():
+        changed = changed.replace(f"{{{name}}}", noted if owners else "")
+    if not owners:
+        return [changed, _DAYS_COMMITTING_0012.replace("{recount}", "; ".join(
+            recount_statements("SELECT day AS date", "postgresql", owners=False)))]
+    public = public_sql("postgresql")
+    day = [
+        "DELETE FROM event_day_counts WHERE date = day AND organisation_id = ''",
+        _day_counts("''").replace("{public}", f"{public} AND events.date = day"),
+        *_month_statements("SELECT day AS date", "postgresql", owners=True)]
+    owner = [
+        "DELETE FROM event_day_counts WHERE date = day AND organisation_id = organisation",
+        _day_counts("events.organisation_id").replace(
+            "{public}", f"{public} AND events.date = day AND events.organisation_id = organisation")]
+    return [changed, _DAYS_COMMITTING.replace("{recount_day}", "; ".join(day))
+            .replace("{recount_owner}", "; ".join(owner))]
 
 
 # PostgreSQL: statement triggers note the start days a transaction changed (old and new;
 # for an organisation whose suspension changed, the days of its events); as it commits, one
 # deferred trigger counts those days afresh, one transaction at a time (an advisory lock),
-# so each count sees every transaction committed before it.
-POSTGRESQL_FUNCTIONS = [
-    """CREATE OR REPLACE FUNCTION event_days_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+# so each count sees every transaction committed before it. Since 0014 they also note the
+# organisations of the days changed, whose own counts are then counted afresh (a day holds
+# thousands of organisations' counts at a million events); and the events read from
+# `events` by a change to another table (an event's genres, its organisation's suspension),
+# whose day and organisation are read again as it commits: another transaction may have
+# moved the event since.
+_DAYS_CHANGED = """CREATE OR REPLACE FUNCTION event_days_changed() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF TG_TABLE_NAME = 'organisations' THEN
         INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), e.date
         FROM new_rows r JOIN old_rows o ON o.id = r.id JOIN events e ON e.organisation_id = r.id
-        WHERE r.suspended IS DISTINCT FROM o.suspended ON CONFLICT DO NOTHING;
+        WHERE r.suspended IS DISTINCT FROM o.suspended ON CONFLICT DO NOTHING;{suspended}
       ELSIF TG_TABLE_NAME = 'events' THEN
         IF TG_OP IN ('INSERT', 'UPDATE') THEN
           INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), date FROM new_rows
-          ON CONFLICT DO NOTHING;
+          ON CONFLICT DO NOTHING;{new_owners}
         END IF;
         IF TG_OP IN ('DELETE', 'UPDATE') THEN
           INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), date FROM old_rows
-          ON CONFLICT DO NOTHING;
+          ON CONFLICT DO NOTHING;{old_owners}
         END IF;
       ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), date FROM old_rows
-        ON CONFLICT DO NOTHING;
+        ON CONFLICT DO NOTHING;{old_genres}
       ELSE
         INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), e.date
         FROM new_rows JOIN events e ON e.id = new_rows.event_id ON CONFLICT DO NOTHING;
         IF TG_OP = 'UPDATE' THEN
           INSERT INTO event_counts_pending SELECT DISTINCT txid_current(), date FROM old_rows
-          ON CONFLICT DO NOTHING;
-        END IF;
+          ON CONFLICT DO NOTHING;{old_genres}
+        END IF;{new_genres}
       END IF;
       RETURN NULL;
-    END $$""",
-    f"""CREATE OR REPLACE FUNCTION event_days_committing() RETURNS trigger
+    END $$"""
+# What the function above notes since 0014: the days and organisations of changed events,
+# and the events whose day and organisation are read again as the change commits.
+_OWNERS_OF = """
+          INSERT INTO event_counts_pending_owners
+          SELECT DISTINCT txid_current(), date, organisation_id FROM {rows} ON CONFLICT DO NOTHING;"""
+_EVENTS_OF = """
+        INSERT INTO event_counts_pending_events SELECT DISTINCT txid_current(), {events}
+        ON CONFLICT DO NOTHING;"""
+_NOTED = {
+    "new_owners": _OWNERS_OF.replace("{rows}", "new_rows"),
+    "old_owners": _OWNERS_OF.replace("{rows}", "old_rows"),
+    "suspended": _EVENTS_OF.replace("{events}", (
+        "e.id FROM new_rows r JOIN old_rows o ON o.id = r.id JOIN events e\n        "
+        "ON e.organisation_id = r.id WHERE r.suspended IS DISTINCT FROM o.suspended")),
+    "old_genres": _EVENTS_OF.replace("{events}", "event_id FROM old_rows"),
+    "new_genres": _EVENTS_OF.replace("{events}", "event_id FROM new_rows"),
+}
+_DAYS_COMMITTING = """CREATE OR REPLACE FUNCTION event_days_committing() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      day date; organisation varchar; days date[]; owned date[]; owners varchar[];
+    BEGIN
+      PERFORM pg_advisory_xact_lock(hashtext('event_day_counts'));
+      WITH touched AS (DELETE FROM event_counts_pending_events WHERE txid = NEW.txid
+                       RETURNING event_id)
+      INSERT INTO event_counts_pending_owners SELECT NEW.txid, e.date, e.organisation_id
+      FROM events e JOIN touched t ON t.event_id = e.id ON CONFLICT DO NOTHING;
+      WITH pairs AS (DELETE FROM event_counts_pending_owners WHERE txid = NEW.txid
+                     RETURNING date, organisation_id)
+      SELECT array_agg(date ORDER BY date, organisation_id),
+             array_agg(organisation_id ORDER BY date, organisation_id) INTO owned, owners
+      FROM (SELECT DISTINCT date, organisation_id FROM pairs) p;
+      WITH noted AS (DELETE FROM event_counts_pending WHERE txid = NEW.txid RETURNING date)
+      SELECT array_agg(DISTINCT u.date) INTO days
+      FROM (SELECT date FROM noted UNION SELECT unnest(owned)) u;
+      FOREACH day IN ARRAY coalesce(days, '{}') LOOP
+        {recount_day};
+      END LOOP;
+      FOR i IN 1 .. coalesce(array_length(owned, 1), 0) LOOP
+        day := owned[i];
+        organisation := owners[i];
+        {recount_owner};
+      END LOOP;
+      RETURN NULL;
+    END $$"""
+_DAYS_COMMITTING_0012 = """CREATE OR REPLACE FUNCTION event_days_committing() RETURNS trigger
     LANGUAGE plpgsql AS $$
     DECLARE day date;
     BEGIN
       PERFORM pg_advisory_xact_lock(hashtext('event_day_counts'));
       FOR day IN DELETE FROM event_counts_pending WHERE txid = NEW.txid RETURNING date LOOP
-        {"; ".join(recount_statements("SELECT day AS date", "postgresql"))};
+        {recount};
       END LOOP;
       RETURN NULL;
-    END $$""",
-]
+    END $$"""
 # The days noted by each transaction, and the trigger that counts them as it commits (0012).
 POSTGRESQL_PENDING = [
     "CREATE TABLE event_counts_pending (txid bigint, date date, PRIMARY KEY (txid, date))",
     "CREATE CONSTRAINT TRIGGER event_days_committing AFTER INSERT ON event_counts_pending "
     "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION event_days_committing()",
 ]
+# The organisations of each day a transaction changed, and the events whose day and
+# organisation are read as it commits (0014).
+POSTGRESQL_PENDING_0014 = {
+    "event_counts_pending_owners": "CREATE TABLE event_counts_pending_owners (txid bigint, "
+    "date date, organisation_id varchar(80), PRIMARY KEY (txid, date, organisation_id))",
+    "event_counts_pending_events": "CREATE TABLE event_counts_pending_events (txid bigint, "
+    "event_id varchar(80), PRIMARY KEY (txid, event_id))"}
 # The tables whose changes move the counts: events and their genres, and (since 0013) the
 # organisations, whose suspension hides or shows their events.
 COUNTED_TABLES = ("events", "event_genres", "organisations")
@@ -422,9 +535,10 @@ def postgresql_triggers(table: str) -> list[str]:
     return statements
 
 
-def sqlite_triggers(tables: tuple[str, ...] = COUNTED_TABLES) -> list[str]:
+def sqlite_triggers(tables: tuple[str, ...] = COUNTED_TABLES, *,
+                    owners: bool = True) -> list[str]:
     """Row triggers of `tables` that count a changed start day afresh at once (one writer at
-    a time)."""
+    a time; `owners`: see `recount_statements`)."""
     days = {"events": {"INSERT": ["NEW.date"], "UPDATE": ["OLD.date", "NEW.date"],
                        "DELETE": ["OLD.date"]},
             "event_genres": {
@@ -435,7 +549,8 @@ def sqlite_triggers(tables: tuple[str, ...] = COUNTED_TABLES) -> list[str]:
     for table in tables:
         if table == "organisations":
             body = " ".join(f"{statement};" for statement in recount_statements(
-                "SELECT DISTINCT date FROM events WHERE organisation_id = NEW.id", "sqlite"))
+                "SELECT DISTINCT date FROM events WHERE organisation_id = NEW.id", "sqlite",
+                owners=owners))
             triggers.append("CREATE TRIGGER event_days_update_organisations AFTER UPDATE OF "
                             "suspended ON organisations WHEN OLD.suspended IS NOT NEW.suspended "
                             f"BEGIN {body} END")
@@ -443,7 +558,7 @@ def sqlite_triggers(tables: tuple[str, ...] = COUNTED_TABLES) -> list[str]:
         for event, changed in days[table].items():
             body = " ".join(f"{statement};" for day in changed
                             for statement in recount_statements(f"SELECT {day} AS date",
-                                                                "sqlite"))
+                                                                "sqlite", owners=owners))
             triggers.append(f"CREATE TRIGGER event_days_{event.lower()}_{table} AFTER {event} "
                             f"ON {table} BEGIN {body} END")
     return triggers

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from models import facets
 from tests import api, factories
 from tests.api import day
-from tests.factories import EventFactory, VenueFactory
+from tests.factories import EventFactory, OrganisationFactory, VenueFactory
 
 EVENTS = api.Listing("/v1/events")
 SQLITE = "the counts kept by concurrent committing writers are PostgreSQL's deferred triggers"
@@ -49,22 +49,30 @@ def _expected(client, auth, filters: dict, facet: str, first: dt.date | None = N
 @pytest.fixture
 def agenda(db):
     """Events in three cities over a few weeks: multi-day ones, some that began before
-    today, one not approved and one in the past."""
+    today, one not approved and one in the past; most of them by one organisation (`club`)
+    in two cities."""
     amsterdam = VenueFactory(city="Amsterdam")
     rotterdam = VenueFactory(city="Rotterdam")
     utrecht = VenueFactory(city="Utrecht")
-    EventFactory(date=day(-2), end_date=day(1), venue=amsterdam, genre_names=["Techno", "House"])
-    EventFactory(date=day(0), venue=amsterdam, genre_names=["Techno"], title="Warehouse night")
+    club = OrganisationFactory()
+    EventFactory(date=day(-2), end_date=day(1), venue=amsterdam, genre_names=["Techno", "House"],
+                 organisation=club)
+    EventFactory(date=day(0), venue=amsterdam, genre_names=["Techno"], title="Warehouse night",
+                 organisation=club)
     EventFactory(date=day(1), venue=amsterdam, genre_names=["House"], price=5)
-    EventFactory(date=day(1), venue=rotterdam, genre_names=["Techno", "Hardstyle"])
+    EventFactory(date=day(1), venue=rotterdam, genre_names=["Techno", "Hardstyle"],
+                 organisation=club)
     EventFactory(date=day(3), end_date=day(5), venue=utrecht, genre_names=["Techno"],
                  title="Warehouse weekend")
-    EventFactory(date=day(3), venue=rotterdam, genre_names=["Hardstyle"], cancelled=True)
-    EventFactory(date=day(8), venue=amsterdam, genre_names=["Techno"], price=40)
+    EventFactory(date=day(3), venue=rotterdam, genre_names=["Hardstyle"], cancelled=True,
+                 organisation=club)
+    EventFactory(date=day(8), venue=amsterdam, genre_names=["Techno"], price=40,
+                 organisation=club)
     EventFactory(date=day(20), venue=utrecht, genre_names=["House", "Disco"])
-    EventFactory(date=day(2), venue=utrecht, genre_names=["Techno"], status="pending")
-    EventFactory(date=day(-9), venue=amsterdam, genre_names=["Techno"])
-    return {"amsterdam": amsterdam.id, "utrecht": utrecht.id}
+    EventFactory(date=day(2), venue=utrecht, genre_names=["Techno"], status="pending",
+                 organisation=club)
+    EventFactory(date=day(-9), venue=amsterdam, genre_names=["Techno"], organisation=club)
+    return {"amsterdam": amsterdam.id, "utrecht": utrecht.id, "club": club.id}
 
 
 @pytest.mark.parametrize("filters", [
@@ -73,11 +81,16 @@ def agenda(db):
     {"venue_id": "amsterdam"}, {"q": "warehouse", "venue_id": "utrecht"},
     {"max_price": "20", "genre": "Techno", "venue_id": "amsterdam"},
     {"has_tickets": "true", "venue_id": "amsterdam", "city": "Amsterdam"},
+    {"organisation_id": "club"}, {"organisation_id": "club", "genre": "Techno"},
+    {"organisation_id": "club", "city": "Amsterdam", "from": day(1).isoformat(),
+     "to": day(8).isoformat()},
+    {"organisation_id": "club", "q": "warehouse"},
 ], ids=lambda filters: ",".join(filters) or "none")
 def test_facets_count_the_whole_list_with_every_filter_but_their_own(client, auth, agenda,
                                                                      filters):
-    if "venue_id" in filters:
-        filters = {**filters, "venue_id": agenda[filters["venue_id"]]}
+    for name in ("venue_id", "organisation_id"):
+        if name in filters:
+            filters = {**filters, name: agenda[filters[name]]}
     body = EVENTS.page(client, auth, limit=2, facets="genre,city,date", **filters)
     first = dt.date.fromisoformat(filters.get("from", api.TODAY.isoformat()))
     last = dt.date.fromisoformat(filters["to"]) if "to" in filters else (
@@ -188,6 +201,21 @@ def test_the_kept_counts_follow_every_change_to_the_agenda(client, auth, db):
     assert _kept(db) == _recounted(db)
 
 
+def test_an_organisations_counts_follow_its_events_whoever_moves_them(client, auth, db):
+    club, other = OrganisationFactory(), OrganisationFactory()
+    EventFactory(date=day(2), genre_names=["Techno"], organisation=club)
+    moved = EventFactory(date=day(3), genre_names=["House"], organisation=club)
+    db.flush()
+    db.execute(text("UPDATE events SET organisation_id = :other WHERE id = :id"),
+               {"other": other.id, "id": moved.id})
+    for organisation, genre, moment in ((club, "Techno", day(2)), (other, "House", day(3))):
+        counted = EVENTS.page(client, auth, facets="genre,date",
+                              organisation_id=organisation.id)["meta"]["facets"]
+        assert counted == {"genre": [{"value": genre, "count": 1}],
+                           "date": [{"value": moment.isoformat(), "count": 1}]}
+    assert _kept(db) == _recounted(db)
+
+
 def _kept(connection) -> set[tuple]:
     """Every kept count, by day and by month."""
     return {tuple(row) for table in ("event_day_counts", "event_month_counts")
@@ -213,6 +241,30 @@ def _recounted(connection) -> set[tuple]:
     return found
 
 
+@pytest.mark.parametrize("change", [
+    "UPDATE event_genres SET genre = 'Disco' WHERE event_id = :id",
+    "UPDATE organisations SET suspended = true "
+    "WHERE id = (SELECT organisation_id FROM events WHERE id = :id)",
+], ids=["genres", "suspension"])
+def test_a_change_read_from_an_event_another_transaction_moves_counts_its_new_day(
+        committing, change):
+    """A change to an event's genres or its organisation, made while another transaction
+    moves the event to another day and commits first, is counted on the day it moved to."""
+    _url, engine = committing
+    with Session(engine) as session, session.begin():
+        factories.bind(session)
+        moved = EventFactory(date=day(2), genre_names=["Techno"]).id
+    with engine.connect() as changing, engine.connect() as moving:
+        changing.begin()
+        changing.execute(text(change), {"id": moved})  # sees the event on day 2
+        with moving.begin():
+            moving.execute(text("UPDATE events SET date = date + 1, last_date = last_date + 1 "
+                                "WHERE id = :id"), {"id": moved})
+        changing.commit()
+    with engine.begin() as connection:
+        assert _kept(connection) == _recounted(connection)
+
+
 def test_concurrent_committing_writers_leave_exact_counts(committing, db):
     """Writers committing at the same time (PostgreSQL counts a day afresh as a change
     commits) leave the counts that a recount of the committed events gives."""
@@ -232,14 +284,19 @@ def test_concurrent_committing_writers_leave_exact_counts(committing, db):
         "ELSE 'Disco' END WHERE event_id = :id",
         "UPDATE events SET city_key = CASE WHEN city_key = 'gent' THEN 'amsterdam' "
         "ELSE 'gent' END WHERE id = :id",
+        "UPDATE events SET organisation_id = (SELECT min(organisation_id) FROM events e "
+        "WHERE e.organisation_id <> events.organisation_id) WHERE id = :id",
     ]
 
     def writer(number: int) -> None:
         chosen = random.Random(number)
         for _ in range(25):
+            # Each transaction changes its events in the order of their ids, as careful
+            # writers do: two taking the same two rows the other way round would deadlock.
+            picked = sorted((chosen.choice(ids), chosen.choice(changes)) for _ in range(3))
             with engine.begin() as connection:
-                for _ in range(3):
-                    connection.execute(text(chosen.choice(changes)), {"id": chosen.choice(ids)})
+                for event_id, change in picked:
+                    connection.execute(text(change), {"id": event_id})
                 time.sleep(chosen.random() / 200)
 
     threads = [threading.Thread(target=writer, args=(number,)) for number in range(4)]

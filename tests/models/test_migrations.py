@@ -1,12 +1,29 @@
 """Migrations that move data: run from the revision before them on a database with rows."""
 
+import contextlib
+import datetime as dt
+
 from sqlalchemy import text
 
 from models import migrate
 from models.db import make_engine
 from models.tickets import DeliveryBatch
 from tests import factories
+from tests.api import day
 from tests.servers import committed, drop_database, scratch_database
+
+
+@contextlib.contextmanager
+def _database_at(name: str, revision: str):
+    """(url, engine) of a scratch database migrated up to `revision`, dropped afterwards."""
+    url = scratch_database(name)
+    engine = make_engine(url)
+    try:
+        migrate.upgrade(engine, revision)
+        yield url, engine
+    finally:
+        engine.dispose()
+        drop_database(url)
 
 
 def _outbox_row(connection, to: str, ticket_id: str | None) -> None:
@@ -17,10 +34,7 @@ def _outbox_row(connection, to: str, ticket_id: str | None) -> None:
 
 
 def test_0009_gives_each_queued_mail_the_delivery_of_its_ticket(worker_id):
-    url = scratch_database(f"{worker_id}_migration_0009")
-    engine = make_engine(url)
-    try:
-        migrate.upgrade(engine, "0008")
+    with _database_at(f"{worker_id}_migration_0009", "0008") as (url, engine):
         with committed(url) as session:
             factories.bind(session)
             event = factories.EventFactory(external_ticketing=True)
@@ -46,6 +60,44 @@ def test_0009_gives_each_queued_mail_the_delivery_of_its_ticket(worker_id):
         migrate.downgrade(engine, "0008")
         with engine.connect() as connection:
             assert connection.execute(text("SELECT count(*) FROM outbox")).scalar_one() == 3
-    finally:
-        engine.dispose()
-        drop_database(url)
+
+
+def _day_counts(connection, columns: str = "organisation_id, city_key, genre, date, events"
+                ) -> set[tuple]:
+    """The kept day counts, days as text (as SQLite gives them)."""
+    return {tuple(str(value) if isinstance(value, dt.date) else value for value in row)
+            for row in connection.execute(text(f"SELECT {columns} FROM event_day_counts"))}
+
+
+def test_0014_counts_each_organisations_days_and_keeps_counting_them(worker_id):
+    with _database_at(f"{worker_id}_migration_0014", "0013") as (url, engine):
+        with committed(url) as session:
+            factories.bind(session)
+            club, other = factories.OrganisationFactory(), factories.OrganisationFactory()
+            techno = factories.EventFactory(date=day(2), organisation=club,
+                                            genre_names=["Techno"])
+            factories.EventFactory(date=day(2), organisation=club, genre_names=["House"])
+            factories.EventFactory(date=day(2), organisation=other, genre_names=["Techno"])
+            session.flush()
+            ids = club.id, other.id, techno.id
+        with engine.connect() as connection:
+            before = _day_counts(connection, "city_key, genre, date, events")
+
+        migrate.upgrade(engine, "0014")
+        with engine.connect() as connection:
+            after = _day_counts(connection)
+        assert {row[1:] for row in after if row[0] == ""} == before
+        assert {row[1:] for row in after if row[0] == ids[0] and row[1] == ""} == {
+            ("", "", str(day(2)), 2), ("", "House", str(day(2)), 1),
+            ("", "Techno", str(day(2)), 1)}
+        with engine.begin() as connection:  # plain SQL: the triggers count the new way
+            connection.execute(text("UPDATE events SET organisation_id = :other WHERE id = :id"),
+                               {"other": ids[1], "id": ids[2]})
+        with engine.connect() as connection:
+            moved = _day_counts(connection)
+        assert (ids[1], "", "Techno", str(day(2)), 2) in moved
+        assert (ids[0], "", "Techno", str(day(2)), 1) not in moved
+
+        migrate.downgrade(engine, "0013")
+        with engine.connect() as connection:
+            assert _day_counts(connection, "city_key, genre, date, events") == before

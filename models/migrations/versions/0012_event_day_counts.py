@@ -11,7 +11,7 @@ agenda's rows at every request. The counts are filled from the events already th
 import sqlalchemy as sa
 from alembic import op
 
-from models.facets import (POSTGRESQL_FUNCTIONS, POSTGRESQL_PENDING, postgresql_triggers,
+from models.facets import (POSTGRESQL_PENDING, postgresql_functions, postgresql_triggers,
                            recount_all, sqlite_triggers)
 
 revision = '0012'
@@ -47,15 +47,15 @@ def upgrade() -> None:
                     ['genre', 'month'], unique=False)
     dialect = op.get_bind().dialect.name
     if dialect == "postgresql":
-        for statement in [*POSTGRESQL_FUNCTIONS, *POSTGRESQL_PENDING]:
+        for statement in [*postgresql_functions(owners=False), *POSTGRESQL_PENDING]:
             op.execute(statement)
         for table in TABLES:
             for statement in postgresql_triggers(table):
                 op.execute(statement)
     else:
-        for statement in sqlite_triggers(TABLES):
+        for statement in sqlite_triggers(TABLES, owners=False):
             op.execute(statement)
-    for statement in recount_all(dialect):
+    for statement in recount_all(dialect, owners=False):
         op.execute(statement)
 
 
