@@ -318,17 +318,15 @@ def public_sql(dialect: str) -> str:
 _DIALECTS = {"postgresql": postgresql.dialect, "sqlite": sqlite.dialect}
 
 
-def recount_statements(days: str, dialect: str, *, owners: bool = True) -> list[str]:
+def _recount_0012(days: str, dialect: str) -> list[str]:
     """SQL that counts the public events starting on the days of `days` (a query of one
-    column, `date`) afresh, every organisation's too, and sums their months again (SQLite's
-    row triggers; `owners` False: as before the counts per organisation, for the migrations
-    of then)."""
-    on_days = f"{public_sql(dialect)} AND events.date IN (SELECT date FROM ({days}) d)"
+    column, `date`) afresh, and sums their months again, as before the counts per
+    organisation (the triggers of migrations 0012 and 0013)."""
     return [
         f"DELETE FROM event_day_counts WHERE date IN (SELECT date FROM ({days}) d)",
-        *(_day_counts(owner).replace("{public}", on_days)
-          for owner in (_OWNERS if owners else (None,))),
-        *_month_statements(days, dialect, owners=owners),
+        _day_counts(None).replace("{public}", f"{public_sql(dialect)} AND events.date IN "
+                                              f"(SELECT date FROM ({days}) d)"),
+        *_month_statements(days, dialect, owners=False),
     ]
 
 
@@ -395,18 +393,32 @@ def postgresql_functions(*, owners: bool = True) -> list[str]:
         changed = changed.replace(f"{{{name}}}", noted if owners else "")
     if not owners:
         return [changed, _DAYS_COMMITTING_0012.replace("{recount}", "; ".join(
-            recount_statements("SELECT day AS date", "postgresql", owners=False)))]
-    public = public_sql("postgresql")
-    day = [
-        "DELETE FROM event_day_counts WHERE date = day AND organisation_id = ''",
-        _day_counts("''").replace("{public}", f"{public} AND events.date = day"),
-        *_month_statements("SELECT day AS date", "postgresql", owners=True)]
-    owner = [
-        "DELETE FROM event_day_counts WHERE date = day AND organisation_id = organisation",
-        _day_counts("events.organisation_id").replace(
-            "{public}", f"{public} AND events.date = day AND events.organisation_id = organisation")]
+            _recount_0012("SELECT day AS date", "postgresql")))]
+    day = _recount_all_organisations("SELECT day AS date", "postgresql")
+    owner = _recount_organisation("SELECT day AS date", "organisation", "postgresql")
     return [changed, _DAYS_COMMITTING.replace("{recount_day}", "; ".join(day))
             .replace("{recount_owner}", "; ".join(owner))]
+
+
+def _recount_all_organisations(days: str, dialect: str) -> list[str]:
+    """SQL that counts the public events of all organisations ('') starting on the days of
+    `days` (a query of one column, `date`) afresh, and sums their months again."""
+    on_days = f"events.date IN (SELECT date FROM ({days}) d)"
+    return [f"DELETE FROM event_day_counts WHERE {on_days.replace('events.', '')} "
+            "AND organisation_id = ''",
+            _day_counts("''").replace("{public}", f"{public_sql(dialect)} AND {on_days}"),
+            *_month_statements(days, dialect, owners=True)]
+
+
+def _recount_organisation(days: str, organisation: str, dialect: str) -> list[str]:
+    """SQL that counts the public events of the organisation `organisation` (SQL of its id)
+    starting on the days of `days` afresh."""
+    on_days = f"events.date IN (SELECT date FROM ({days}) d)"
+    return [f"DELETE FROM event_day_counts WHERE {on_days.replace('events.', '')} "
+            f"AND organisation_id = {organisation}",
+            _day_counts("events.organisation_id").replace(
+                "{public}", f"{public_sql(dialect)} AND {on_days} "
+                            f"AND events.organisation_id = {organisation}")]
 
 
 # PostgreSQL: statement triggers note the start days a transaction changed (old and new;
@@ -538,27 +550,47 @@ def postgresql_triggers(table: str) -> list[str]:
 def sqlite_triggers(tables: tuple[str, ...] = COUNTED_TABLES, *,
                     owners: bool = True) -> list[str]:
     """Row triggers of `tables` that count a changed start day afresh at once (one writer at
-    a time; `owners`: see `recount_statements`)."""
-    days = {"events": {"INSERT": ["NEW.date"], "UPDATE": ["OLD.date", "NEW.date"],
-                       "DELETE": ["OLD.date"]},
-            "event_genres": {
-                "INSERT": ["(SELECT date FROM events WHERE id = NEW.event_id)"],
-                "UPDATE": ["OLD.date", "(SELECT date FROM events WHERE id = NEW.event_id)"],
-                "DELETE": ["OLD.date"]}}
+    a time): all organisations' counts and those of the organisation of the changed event
+    (`owners` False: as before 0014, the day's only)."""
+    of_event = "(SELECT {column} FROM events WHERE id = {row}.event_id)"
+    changed = {  # (day, organisation) of the changed rows
+        "events": {"INSERT": ["NEW"], "UPDATE": ["OLD", "NEW"], "DELETE": ["OLD"]},
+        "event_genres": {"INSERT": ["NEW"], "UPDATE": ["OLD", "NEW"], "DELETE": ["OLD"]}}
+
+    def day_of(table: str, row: str) -> str:
+        # A genre's old row carries its event's day (a copy): the event may be gone.
+        if table == "events" or row == "OLD":
+            return f"{row}.date"
+        return of_event.format(column="date", row=row)
+
+    def organisation_of(table: str, row: str) -> str:
+        if table == "events":
+            return f"{row}.organisation_id"
+        return of_event.format(column="organisation_id", row=row)
+
     triggers = []
     for table in tables:
         if table == "organisations":
-            body = " ".join(f"{statement};" for statement in recount_statements(
-                "SELECT DISTINCT date FROM events WHERE organisation_id = NEW.id", "sqlite",
-                owners=owners))
+            days = "SELECT DISTINCT date FROM events WHERE organisation_id = NEW.id"
+            statements = (_recount_0012(days, "sqlite") if not owners else
+                          [*_recount_all_organisations(days, "sqlite"),
+                           *_recount_organisation(days, "NEW.id", "sqlite")])
+            body = " ".join(f"{statement};" for statement in statements)
             triggers.append("CREATE TRIGGER event_days_update_organisations AFTER UPDATE OF "
                             "suspended ON organisations WHEN OLD.suspended IS NOT NEW.suspended "
                             f"BEGIN {body} END")
             continue
-        for event, changed in days[table].items():
-            body = " ".join(f"{statement};" for day in changed
-                            for statement in recount_statements(f"SELECT {day} AS date",
-                                                                "sqlite", owners=owners))
+        for event, rows in changed[table].items():
+            statements = []
+            for row in rows:
+                days = f"SELECT {day_of(table, row)} AS date"
+                if not owners:
+                    statements += _recount_0012(days, "sqlite")
+                    continue
+                statements += [*_recount_all_organisations(days, "sqlite"),
+                               *_recount_organisation(days, organisation_of(table, row),
+                                                      "sqlite")]
+            body = " ".join(f"{statement};" for statement in statements)
             triggers.append(f"CREATE TRIGGER event_days_{event.lower()}_{table} AFTER {event} "
                             f"ON {table} BEGIN {body} END")
     return triggers
