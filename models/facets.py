@@ -150,8 +150,10 @@ def _bounded(filters: EventFilters) -> None:
 
 
 def _kept(filters: EventFilters) -> bool:
-    return all(value is None for name, value in dataclasses.asdict(filters).items()
-               if name not in _KEPT)
+    """Whether the kept counts know every filter given. (Field by field: `asdict` copies
+    the whole value deeply, a millisecond of a faceted request's four.)"""
+    return all(getattr(filters, field.name) is None for field in dataclasses.fields(filters)
+               if field.name not in _KEPT)
 
 
 _counts, _months = EventDayCount.__table__.c, EventMonthCount.__table__.c
