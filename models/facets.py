@@ -68,8 +68,9 @@ class EventDayCount(_KeptCount, Base):
         Index("ix_event_day_counts_genre_day", "organisation_id", "genre", "date",
               postgresql_include=["city_key", "events"]))
 
-    # The key from `date` on: a day's rows (all written afresh when one of its events
-    # changes) and a month's of all organisations (summed into the month counts) are ranges.
+    # The key from `date` and `organisation_id` on: the rows counted afresh when an event
+    # changes (its day's of all organisations, and of its own) and a month's of all
+    # organisations (summed into the month counts) are ranges of it.
     date: Mapped[dt.date] = mapped_column(Date, primary_key=True, sort_order=-2)
     organisation_id: Mapped[str] = mapped_column(String(80), primary_key=True, sort_order=-1)
 
@@ -555,9 +556,7 @@ def sqlite_triggers(tables: tuple[str, ...] = COUNTED_TABLES, *,
     a time): all organisations' counts and those of the organisation of the changed event
     (`owners` False: as before 0014, the day's only)."""
     of_event = "(SELECT {column} FROM events WHERE id = {row}.event_id)"
-    changed = {  # (day, organisation) of the changed rows
-        "events": {"INSERT": ["NEW"], "UPDATE": ["OLD", "NEW"], "DELETE": ["OLD"]},
-        "event_genres": {"INSERT": ["NEW"], "UPDATE": ["OLD", "NEW"], "DELETE": ["OLD"]}}
+    changed = {"INSERT": ["NEW"], "UPDATE": ["OLD", "NEW"], "DELETE": ["OLD"]}  # the rows
 
     def day_of(table: str, row: str) -> str:
         # A genre's old row carries its event's day (a copy): the event may be gone.
@@ -582,7 +581,7 @@ def sqlite_triggers(tables: tuple[str, ...] = COUNTED_TABLES, *,
                             "suspended ON organisations WHEN OLD.suspended IS NOT NEW.suspended "
                             f"BEGIN {body} END")
             continue
-        for event, rows in changed[table].items():
+        for event, rows in changed.items():
             statements = []
             for row in rows:
                 days = f"SELECT {day_of(table, row)} AS date"
