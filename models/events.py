@@ -327,7 +327,8 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     range from `from` minus the longest span would read every event of that month
     before reaching today's: thousands of rows at a million events.) The statement is
     built once for each shape of the filters (which are given, not their values) and
-    takes the values as parameters; the page's genres are a second one.
+    takes the values as parameters; the page's genres are a second one. A radius search
+    first reads the venues within it (`NEAR_VENUES_AT_MOST`).
     """
     filters.check()
     given = frozenset(name for name in _SHAPING if getattr(filters, name) is not None)
