@@ -16,6 +16,12 @@ requests read the database as before. A token is known again after each read of 
 only if no notification came while it was being read (the generation), so a read that
 raced a revocation cannot bring the token back. Writes of this process (`unsettle`) are
 forgotten at their commit, without waiting for their notification.
+
+A request does not wait for the thread either: before it trusts what is known, it looks
+whether a notification has reached the connection and applies it itself (a poll of the
+socket, ~1 µs). A busy worker's thread may wait for the interpreter for milliseconds, and
+a change committed elsewhere must be visible in the very next answer. What remains is the
+moment between the database's commit and its notification reaching this host's socket.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import logging
+import select
 import threading
 
 import psycopg
@@ -65,6 +72,8 @@ class Watch:
         self._tokens: collections.OrderedDict[str, KnownToken] = collections.OrderedDict()
         # Counts every notification and forgetting: a read learns only if none came during it.
         self.generation = 0
+        # The listening connection while it listens; it is used only under the lock.
+        self._connection: psycopg.Connection | None = None
         self._closing = threading.Event()
         self._listened = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="watch", daemon=True)
@@ -77,7 +86,7 @@ class Watch:
     def close(self) -> None:
         """Stop listening; everything is read from the database from now on."""
         self._closing.set()
-        self._forget(listening=False)
+        self._forget()
 
     def wait_listening(self, timeout: float) -> bool:
         """Whether the watch listens, after waiting up to `timeout` seconds for it."""
@@ -87,6 +96,7 @@ class Watch:
         """The known token of this hash and the current stamp, or None when either is not
         known, or the token was last marked used `due` seconds ago or longer."""
         with self._lock:
+            self._receive()
             known = self._tokens.get(token_hash)
             if known is None or self._stamp is None or moment - known.last_used_at >= due:
                 return None
@@ -114,14 +124,19 @@ class Watch:
             if tokens:
                 self._tokens.clear()
 
-    def _forget(self, *, listening: bool) -> None:
+    def _forget(self) -> None:
         with self._lock:
-            self.generation += 1
-            self._listening = listening
-            self._stamp = None
-            self._tokens.clear()
-        if not listening:
-            self._listened.clear()
+            self._forgotten()
+        self._listened.clear()
+
+    def _forgotten(self) -> None:
+        """Forget everything; nothing is learnt until the thread listens again (under the
+        lock)."""
+        self.generation += 1
+        self._listening = False
+        self._connection = None
+        self._stamp = None
+        self._tokens.clear()
 
     def _listen(self) -> None:
         """The thread: listen, and after a lost connection listen again (with a back-off)."""
@@ -142,11 +157,11 @@ class Watch:
                     log.exception("Not listening to the database (reading it every request)")
                 # A connection that listened starts the back-off afresh.
                 pause = 0.1 if self._listened.is_set() else min(pause * 2, 5.0)
-                self._forget(listening=False)
+                self._forget()
                 self._closing.wait(pause)
         finally:
             # However the thread ends, nothing it knew is used any more.
-            self._forget(listening=False)
+            self._forget()
 
     def _follow(self, connection: psycopg.Connection) -> None:
         for channel in (CATALOGUE, TOKENS):
@@ -156,24 +171,54 @@ class Watch:
         with self._lock:
             self.generation += 1
             self._listening = True
+            self._connection = connection
             self._stamp = stamp[0]
             self._tokens.clear()
+            # What comes with the probe below (under the lock) is handed over by psycopg.
+            connection.add_notify_handler(lambda n: self._notified(n.channel, n.payload))
         self._listened.set()
         while not self._closing.is_set():
-            quiet = True
-            for notification in connection.notifies(timeout=PROBE_SECONDS):
-                quiet = False
-                self._notified(notification.channel, notification.payload)
-            if quiet:
-                connection.execute("SELECT 1")
+            arrived = _readable(connection.pgconn.socket, PROBE_SECONDS)
+            with self._lock:
+                if self._connection is not connection:
+                    return  # forgotten (closed) meanwhile
+                if not arrived:
+                    connection.execute("SELECT 1")
+                self._receive()
+
+    def _receive(self) -> None:
+        """Apply what has reached the listening connection (under the lock): in a request,
+        whatever has come since the thread last looked. A failure is raised in the thread
+        (which listens again); a request forgets everything and reads the database."""
+        connection = self._connection
+        if connection is None:
+            return
+        try:
+            pgconn = connection.pgconn
+            if _readable(pgconn.socket, 0):
+                pgconn.consume_input()
+            while (notification := pgconn.notifies()) is not None:
+                self._notified(notification.relname.decode(), notification.extra.decode())
+        except Exception:
+            if threading.current_thread() is self._thread:
+                raise
+            log.exception("Not trusting the listening connection until it listens again")
+            self._forgotten()
 
     def _notified(self, channel: str, payload: str) -> None:
-        with self._lock:
-            self.generation += 1
-            if channel == CATALOGUE:
-                self._stamp = payload
-            else:
-                self._tokens.clear()
+        """One notification (under the lock)."""
+        self.generation += 1
+        if channel == CATALOGUE:
+            self._stamp = payload
+        else:
+            self._tokens.clear()
+
+
+def _readable(socket: int, timeout: float) -> bool:
+    """Whether the database has sent something on `socket`, waiting up to `timeout` s."""
+    poll = select.poll()
+    poll.register(socket, select.POLLIN)
+    return bool(poll.poll(timeout * 1000))
 
 
 def forget_on_commit(watch: Watch, engine: Engine, sessions: sessionmaker, *,
@@ -181,7 +226,7 @@ def forget_on_commit(watch: Watch, engine: Engine, sessions: sessionmaker, *,
     """Have `watch` forget, as a session of `sessions` commits, what its statements on
     `engine` changed (the stamp when one of the `catalogue` tables changed): this process's
     next request reads it, even before the notification of the commit has come back.
-    (Other processes wait for the notification.)"""
+    (Other processes apply its notification as it reaches them.)"""
     written = threading.local()
 
     @event.listens_for(engine, "after_cursor_execute")

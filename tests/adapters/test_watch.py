@@ -2,11 +2,13 @@
 catalogue stamp, kept by PostgreSQL notifications of committed changes. Committed
 transactions on a database of its own."""
 
+import threading
 import time
 
 import pytest
 from sqlalchemy import text
 
+from adapters import watch as watch_module
 from adapters.direct import DirectStatements
 from adapters.watch import APPLICATION_NAME, Watch, forget_on_commit
 from models import organisations, tokens
@@ -118,6 +120,40 @@ def test_the_stamp_follows_every_committed_catalogue_change(database, token, wat
                            {"stamp": "after"})
     assert _eventually(lambda: tokens.authenticate_with_stamp(reads, token, watch)[1] == "after")
     assert tokens.known(watch, token) is not None
+
+
+def test_a_notification_that_has_arrived_is_applied_by_the_next_request(database, token,
+                                                                        monkeypatch):
+    """However long the watch's thread waits for the interpreter (a busy worker), the next
+    request after a change committed elsewhere knows it: it applies what has arrived."""
+    reads = CountedReads(database[1])
+    real, gate = watch_module._readable, threading.Event()
+
+    def held_in_the_thread(socket, timeout):
+        if threading.current_thread().name == "watch":
+            gate.wait()  # the thread does not get to it until the test ends
+        return real(socket, timeout)
+
+    monkeypatch.setattr(watch_module, "_readable", held_in_the_thread)
+    watch = Watch(database[0]).start()
+    try:
+        assert watch.wait_listening(10)
+        _, first = tokens.authenticate_with_stamp(reads, token, watch)
+        with database[1].begin() as connection:
+            connection.execute(text("UPDATE organisations SET bio = 'changed'"))
+        changed = _stamp(database[1])
+        assert changed != first
+        # Delivered within moments by the database; then the next request applies it.
+        assert _eventually(lambda: tokens.authenticate_with_stamp(reads, token, watch)[1]
+                           == changed)
+        with database[2].begin() as session:
+            tokens.revoke_token(session, token[:len(tokens.LIVE_PREFIX) + tokens.VISIBLE_CHARS])
+        assert _eventually(lambda: tokens.known(watch, token) is None)
+        with pytest.raises(Unauthorized):
+            tokens.authenticate_with_stamp(reads, token, watch)
+    finally:
+        gate.set()
+        watch.close()
 
 
 def test_a_read_that_raced_a_change_is_not_remembered(database, token, watch):
