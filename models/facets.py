@@ -125,7 +125,7 @@ def count(session: Session, *, filters: EventFilters, today: dt.date) -> dict[st
         answer["city"] = _top(session, dataclasses.replace(filters, city=None), "city_key",
                               today)
     if days is not None:
-        answer["date"] = _days(session, filters, days)
+        answer["date"] = _days(session, filters, days, today)
     return answer
 
 
@@ -277,11 +277,12 @@ def _grouped(shaped: tuple, facet: str, part: str) -> Select:
             .group_by(listed.c.city_key))
 
 
-def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]) -> list[dict]:
+def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date],
+          today: dt.date) -> list[dict]:
     """Events running on each day of the window, ascending (days without any left out)."""
     first, last = days
     on_day = dataclasses.replace(filters, date_from=first, date_to=last)
-    values = events.params(on_day, first) | {
+    values = events.params(on_day, today) | {
         "scope_city": _scope_value(filters, "city_key"),
         "scope_genre": _scope_value(filters, "genre"), "owner": filters.organisation_id or ALL}
     shaped = events.shape(on_day)

@@ -81,6 +81,8 @@ def agenda(db):
     {"venue_id": "amsterdam"}, {"q": "warehouse", "venue_id": "utrecht"},
     {"max_price": "20", "genre": "Techno", "venue_id": "amsterdam"},
     {"has_tickets": "true", "venue_id": "amsterdam", "city": "Amsterdam"},
+    # Tickets are on sale until an event has ended, today, however early the window starts.
+    {"has_tickets": "true", "venue_id": "amsterdam", "from": day(-10).isoformat()},
     {"organisation_id": "club"}, {"organisation_id": "club", "genre": "Techno"},
     {"organisation_id": "club", "city": "Amsterdam", "from": day(1).isoformat(),
      "to": day(8).isoformat()},
