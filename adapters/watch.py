@@ -72,8 +72,10 @@ class Watch:
         self._tokens: collections.OrderedDict[str, KnownToken] = collections.OrderedDict()
         # Counts every notification and forgetting: a read learns only if none came during it.
         self.generation = 0
-        # The listening connection while it listens; it is used only under the lock.
+        # The listening connection while it listens; it is used only under the lock, and not
+        # by requests while the thread probes it (`_probing`: the probe may wait long).
         self._connection: psycopg.Connection | None = None
+        self._probing = False
         self._closing = threading.Event()
         self._listened = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="watch", daemon=True)
@@ -96,7 +98,8 @@ class Watch:
         """The known token of this hash and the current stamp, or None when either is not
         known, or the token was last marked used `due` seconds ago or longer."""
         with self._lock:
-            self._receive()
+            if not self._receive():
+                return None
             known = self._tokens.get(token_hash)
             if known is None or self._stamp is None or moment - known.last_used_at >= due:
                 return None
@@ -135,6 +138,7 @@ class Watch:
         self.generation += 1
         self._listening = False
         self._connection = None
+        self._probing = False
         self._stamp = None
         self._tokens.clear()
 
@@ -174,25 +178,36 @@ class Watch:
             self._connection = connection
             self._stamp = stamp[0]
             self._tokens.clear()
-            # What comes with the probe below (under the lock) is handed over by psycopg.
-            connection.add_notify_handler(lambda n: self._notified(n.channel, n.payload))
+            # What comes with the probe below is handed over by psycopg.
+            connection.add_notify_handler(self._handed_over)
         self._listened.set()
         while not self._closing.is_set():
             arrived = _readable(connection.pgconn.socket, PROBE_SECONDS)
             with self._lock:
                 if self._connection is not connection:
                     return  # forgotten (closed) meanwhile
-                if not arrived:
-                    connection.execute("SELECT 1")
+                self._probing = not arrived
+            if not arrived:
+                # Not under the lock: a lost connection may keep the probe waiting.
+                connection.execute("SELECT 1")
+            with self._lock:
+                self._probing = False
                 self._receive()
 
-    def _receive(self) -> None:
+    def _handed_over(self, notification: psycopg.Notify) -> None:
+        with self._lock:
+            self._notified(notification.channel, notification.payload)
+
+    def _receive(self) -> bool:
         """Apply what has reached the listening connection (under the lock): in a request,
-        whatever has come since the thread last looked. A failure is raised in the thread
+        whatever has come since the thread last looked. False while the thread probes the
+        connection (the request reads the database). A failure is raised in the thread
         (which listens again); a request forgets everything and reads the database."""
         connection = self._connection
         if connection is None:
-            return
+            return True
+        if self._probing and threading.current_thread() is not self._thread:
+            return False
         try:
             pgconn = connection.pgconn
             if _readable(pgconn.socket, 0):
@@ -204,6 +219,7 @@ class Watch:
                 raise
             log.exception("Not trusting the listening connection until it listens again")
             self._forgotten()
+        return True
 
     def _notified(self, channel: str, payload: str) -> None:
         """One notification (under the lock)."""
