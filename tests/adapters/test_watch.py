@@ -5,6 +5,7 @@ transactions on a database of its own."""
 import threading
 import time
 
+import psycopg
 import pytest
 from sqlalchemy import text
 
@@ -153,6 +154,60 @@ def test_a_notification_that_has_arrived_is_applied_by_the_next_request(database
             tokens.authenticate_with_stamp(reads, token, watch)
     finally:
         gate.set()
+        watch.close()
+
+
+def test_a_probe_that_waits_does_not_hold_requests_up(database, token, monkeypatch):
+    """A quiet connection is probed; a probe on a connection lost without a word waits (up
+    to its keepalives). Requests meanwhile read the database instead of waiting for it."""
+    probing, release = threading.Event(), threading.Event()
+    connect, real = psycopg.connect, watch_module._readable
+
+    class Hanging:
+        """The listening connection, whose probe hangs until the test releases it."""
+
+        def __init__(self, connection):
+            self._connection = connection
+
+        def __enter__(self):
+            self._connection.__enter__()
+            return self
+
+        def __exit__(self, *exc):
+            return self._connection.__exit__(*exc)
+
+        def __getattr__(self, name):
+            return getattr(self._connection, name)
+
+        def execute(self, statement, *args):
+            if statement == "SELECT 1":
+                probing.set()
+                release.wait()
+            return self._connection.execute(statement, *args)
+
+    def quiet(socket, timeout):  # the thread finds the connection quiet at once
+        if threading.current_thread().name == "watch" and not release.is_set():
+            return False
+        return real(socket, timeout)
+
+    monkeypatch.setattr(watch_module.psycopg, "connect",
+                        lambda *args, **kwargs: Hanging(connect(*args, **kwargs)))
+    monkeypatch.setattr(watch_module, "_readable", quiet)
+    reads = CountedReads(database[1])
+    watch = Watch(database[0]).start()
+    try:
+        assert watch.wait_listening(10)
+        assert probing.wait(10)
+        answered = []
+        asking = threading.Thread(target=lambda: answered.append(
+            tokens.authenticate_with_stamp(reads, token, watch)))
+        asking.start()
+        asking.join(5)
+        assert answered, "a request waited for the probe"
+        assert reads.count >= 1  # read from the database
+        assert answered[0][1] == _stamp(database[1])
+    finally:
+        release.set()
         watch.close()
 
 
