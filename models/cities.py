@@ -64,7 +64,8 @@ def _upcoming_counts(today: dt.date) -> Select:
     days, months = EventDayCount, EventMonthCount
     started = union_all(
         select(months.city_key, months.events).where(
-            months.genre == ALL, months.city_key != ALL, months.month >= following),
+            months.organisation_id == ALL, months.genre == ALL, months.city_key != ALL,
+            months.month >= following),
         select(days.city_key, days.events).where(
             days.organisation_id == ALL, days.genre == ALL, days.city_key != ALL,
             days.date >= today, days.date < following),

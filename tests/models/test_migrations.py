@@ -62,11 +62,20 @@ def test_0009_gives_each_queued_mail_the_delivery_of_its_ticket(worker_id):
             assert connection.execute(text("SELECT count(*) FROM outbox")).scalar_one() == 3
 
 
+def _kept(connection, table: str, columns: str) -> set[tuple]:
+    """The kept counts of `table`, dates as text (as SQLite gives them)."""
+    return {tuple(str(value) if isinstance(value, dt.date) else value for value in row)
+            for row in connection.execute(text(f"SELECT {columns} FROM {table}"))}
+
+
 def _day_counts(connection, columns: str = "organisation_id, city_key, genre, date, events"
                 ) -> set[tuple]:
-    """The kept day counts, days as text (as SQLite gives them)."""
-    return {tuple(str(value) if isinstance(value, dt.date) else value for value in row)
-            for row in connection.execute(text(f"SELECT {columns} FROM event_day_counts"))}
+    return _kept(connection, "event_day_counts", columns)
+
+
+def _month_counts(connection, columns: str = "organisation_id, city_key, genre, month, events"
+                  ) -> set[tuple]:
+    return _kept(connection, "event_month_counts", columns)
 
 
 def test_0014_counts_each_organisations_days_and_keeps_counting_them(worker_id):
@@ -101,3 +110,45 @@ def test_0014_counts_each_organisations_days_and_keeps_counting_them(worker_id):
         migrate.downgrade(engine, "0013")
         with engine.connect() as connection:
             assert _day_counts(connection, "city_key, genre, date, events") == before
+
+
+def test_0016_sums_each_organisations_months_and_keeps_summing_them(worker_id):
+    with _database_at(f"{worker_id}_migration_0016", "0015") as (url, engine):
+        with committed(url) as session:
+            factories.bind(session)
+            club, other = factories.OrganisationFactory(), factories.OrganisationFactory()
+            first = (day(40).replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+            techno = factories.EventFactory(date=first, organisation=club,
+                                            genre_names=["Techno"])
+            factories.EventFactory(date=first + dt.timedelta(days=3), organisation=club,
+                                   genre_names=["Techno", "House"])
+            factories.EventFactory(date=first, organisation=other, genre_names=["Techno"])
+            session.flush()
+            ids = club.id, other.id, techno.id
+        with engine.connect() as connection:
+            days = _day_counts(connection)
+            months = _month_counts(connection, "city_key, genre, month, events")
+
+        migrate.upgrade(engine, "0016")
+        month = str(first)
+        with engine.connect() as connection:
+            assert _day_counts(connection) == days
+            summed = _month_counts(connection)
+        assert {row[1:] for row in summed if row[0] == ""} == months
+        assert {row[1:] for row in summed if row[0] == ids[0] and row[1] == ""} == {
+            ("", "", month, 2), ("", "Techno", month, 2), ("", "House", month, 1)}
+        with engine.begin() as connection:  # plain SQL: the triggers sum the new way
+            connection.execute(text("UPDATE events SET organisation_id = :other WHERE id = :id"),
+                               {"other": ids[1], "id": ids[2]})
+        with engine.connect() as connection:
+            moved = _month_counts(connection)
+        assert (ids[1], "", "Techno", month, 2) in moved
+        assert (ids[0], "", "Techno", month, 1) in moved
+        assert ("", "", "Techno", month, 3) in moved
+
+        migrate.downgrade(engine, "0015")
+        with engine.connect() as connection:
+            # Counted afresh as 0015 counts: the move changed no count of all organisations.
+            assert _month_counts(connection, "city_key, genre, month, events") == months
+            assert {row for row in _day_counts(connection) if row[0] == ""} == \
+                {row for row in days if row[0] == ""}

@@ -11,8 +11,9 @@ agenda's rows at every request. The counts are filled from the events already th
 import sqlalchemy as sa
 from alembic import op
 
-from models.facets import (POSTGRESQL_PENDING, postgresql_functions, postgresql_triggers,
-                           recount_all, sqlite_triggers)
+from models.facets import POSTGRESQL_PENDING, postgresql_triggers
+from models.migrations.history import (POSTGRESQL_FUNCTIONS_0012, RECOUNT_0012,
+                                       SQLITE_TRIGGERS_0012)
 
 revision = '0012'
 down_revision = '0011'
@@ -47,15 +48,15 @@ def upgrade() -> None:
                     ['genre', 'month'], unique=False)
     dialect = op.get_bind().dialect.name
     if dialect == "postgresql":
-        for statement in [*postgresql_functions(owners=False), *POSTGRESQL_PENDING]:
+        for statement in [*POSTGRESQL_FUNCTIONS_0012, *POSTGRESQL_PENDING]:
             op.execute(statement)
         for table in TABLES:
             for statement in postgresql_triggers(table):
                 op.execute(statement)
     else:
-        for statement in sqlite_triggers(TABLES, owners=False):
+        for statement in SQLITE_TRIGGERS_0012:
             op.execute(statement)
-    for statement in recount_all(dialect, owners=False):
+    for statement in RECOUNT_0012[dialect]:
         op.execute(statement)
 
 

@@ -14,7 +14,9 @@ read (PostgreSQL's INCLUDE), and the venues' city names are read from an index.
 import sqlalchemy as sa
 from alembic import op
 
-from models.facets import postgresql_functions, postgresql_triggers, recount_all, sqlite_triggers
+from models.facets import postgresql_triggers
+from models.migrations.history import (POSTGRESQL_FUNCTIONS_0012, RECOUNT_0012,
+                                       SQLITE_TRIGGERS_0012, SQLITE_TRIGGERS_0013)
 
 revision = '0013'
 down_revision = '0012'
@@ -35,14 +37,13 @@ def upgrade() -> None:
     op.create_index("ix_venues_city_key_city", "venues", ["city_key", "city"])
     if dialect == "postgresql":
         _orders(COUNTED)
-        for statement in [*postgresql_functions(owners=False),
-                          *postgresql_triggers("organisations")]:
+        for statement in [*POSTGRESQL_FUNCTIONS_0012, *postgresql_triggers("organisations")]:
             op.execute(statement)
     else:
         _drop_sqlite_triggers()
-        for statement in sqlite_triggers(owners=False):
+        for statement in SQLITE_TRIGGERS_0013:
             op.execute(statement)
-    for statement in recount_all(dialect, owners=False):
+    for statement in RECOUNT_0012[dialect]:
         op.execute(statement)
 
 
@@ -52,7 +53,7 @@ def downgrade() -> None:
         _orders([])
     else:
         _drop_sqlite_triggers()
-        for statement in sqlite_triggers(SQLITE_TABLES, owners=False):
+        for statement in SQLITE_TRIGGERS_0012:
             op.execute(statement)
     op.drop_index("ix_venues_city_key_city", "venues")
     op.drop_index("ix_organisations_suspended", "organisations")

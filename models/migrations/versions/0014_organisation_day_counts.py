@@ -19,8 +19,10 @@ made may be one that another transaction has moved the event from.
 import sqlalchemy as sa
 from alembic import op
 
-from models.facets import (POSTGRESQL_PENDING_0014, postgresql_functions, recount_all,
-                           sqlite_triggers)
+from models.facets import POSTGRESQL_PENDING_0014
+from models.migrations.history import (POSTGRESQL_FUNCTIONS_0012, POSTGRESQL_FUNCTIONS_0014,
+                                       RECOUNT_0012, RECOUNT_0014, SQLITE_TRIGGERS_0013,
+                                       SQLITE_TRIGGERS_0014)
 
 revision = '0014'
 down_revision = '0013'
@@ -40,7 +42,7 @@ def _day_counts(*, owners: bool) -> None:
     """The day counts table (with or without `organisation_id`), its triggers and counts."""
     dialect = op.get_bind().dialect.name
     if dialect == "sqlite":
-        for statement in sqlite_triggers():  # their names, whatever their bodies
+        for statement in SQLITE_TRIGGERS_0014:  # their names, whatever their bodies
             op.execute(f"DROP TRIGGER IF EXISTS {statement.split()[2]}")
     op.drop_table("event_day_counts")
     day = [sa.Column("date", sa.Date(), nullable=False)]
@@ -64,10 +66,10 @@ def _day_counts(*, owners: bool) -> None:
     if dialect == "postgresql":
         for table, create in POSTGRESQL_PENDING_0014.items():
             op.execute(create if owners else f"DROP TABLE {table}")
-        for statement in postgresql_functions(owners=owners):
+        for statement in POSTGRESQL_FUNCTIONS_0014 if owners else POSTGRESQL_FUNCTIONS_0012:
             op.execute(statement)
     else:
-        for statement in sqlite_triggers(owners=owners):
+        for statement in SQLITE_TRIGGERS_0014 if owners else SQLITE_TRIGGERS_0013:
             op.execute(statement)
-    for statement in recount_all(dialect, owners=owners):
+    for statement in (RECOUNT_0014 if owners else RECOUNT_0012)[dialect]:
         op.execute(statement)
