@@ -104,3 +104,43 @@ class DirectStatements:
                      processors if any(processors) else None)
             self._compiled[id(statement)] = known
         return known
+
+
+class KeptStatement:
+    """One prebuilt statement without parameters, run again and again (one run at a time),
+    on a connection of `engine`'s pool kept for it, in autocommit and prepared: the
+    catalogue stamp that confirms a kept answer (edge/admission.py `CurrentStamp`). ~60 µs
+    of CPU a run against `DirectStatements`' ~140 (no checkout, no isolation switched
+    twice). `value()` is its first row's first column. PostgreSQL (psycopg) only.
+
+    A connection the database dropped fails once, is discarded and the statement runs
+    again on a new one; a statement past its deadline (models/db.py) fails."""
+
+    def __init__(self, engine: Engine, statement):
+        self.engine = engine
+        self._sql = str(statement.compile(dialect=engine.dialect,
+                                          compile_kwargs={"literal_binds": True}))
+        self._pooled = None
+
+    def value(self):
+        dbapi = self.engine.dialect.loaded_dbapi
+        for attempt in (1, 2):
+            if self._pooled is None:
+                self._pooled = self.engine.raw_connection()
+                self._pooled.dbapi_connection.autocommit = True
+            try:
+                return self._pooled.dbapi_connection.execute(self._sql, prepare=True).fetchone()[0]
+            except dbapi.Error as error:
+                if not isinstance(error, dbapi.OperationalError) or timed_out(error):
+                    raise
+                self._pooled.invalidate()
+                self._pooled = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        """Give its connection back to the pool (whose disposal closes it)."""
+        if self._pooled is not None:
+            self._pooled.close()
+            self._pooled = None

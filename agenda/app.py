@@ -15,12 +15,12 @@ from connexion.middleware.main import ConnexionMiddleware
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
-from adapters.direct import DirectStatements
+from adapters.direct import DirectStatements, KeptStatement
 from adapters.watch import Watch, forget_on_commit
 from agenda.health import HealthCheck
 from agenda.settings import Settings, load
 from edge import cache, context, openapi
-from edge.admission import bearer_handler
+from edge.admission import CurrentStamp, bearer_handler
 from edge.compression import Compression, Kept
 from edge.cors import Cors
 from edge.door_lane import DoorLane
@@ -32,6 +32,7 @@ from handlers import (artists, badges, changes, cities, events, festivals, genre
                       organisations, organiser, radar, venues)
 from mcp_server.endpoint import McpEndpoint
 from models.db import make_engine, make_sessionmaker
+from models import stamp
 from models.stamp import CATALOGUE_TABLES
 from oauth import server as oauth_server
 from oauth import views as oauth_views
@@ -92,9 +93,14 @@ class Service:
     # What this process knows of tokens and the catalogue stamp without reading the database
     # (adapters/watch.py): on PostgreSQL, unless `listen` is off.
     watch: Watch | None = None
+    # With a watch: the stamp read again before an answer kept under the one it knows is
+    # served (edge/admission.py `confirmed_stamp`).
+    current_stamp: CurrentStamp | None = None
 
     def close(self) -> None:
         """Close the database connections and the admission threads."""
+        if self.current_stamp is not None:
+            self.current_stamp.close()
         self.engine.dispose()
         self.direct_engine.dispose()
         self.admissions.shutdown(wait=False)
@@ -138,7 +144,7 @@ def build_service(settings: Settings) -> Service:
     if settings.listen and engine.dialect.name == "postgresql":
         watch = Watch(settings.database_url).start()
         forget_on_commit(watch, engine, sessions, catalogue=frozenset(CATALOGUE_TABLES))
-    return Service(
+    service = Service(
         settings=settings, engine=engine, sessions=sessions, reads=reads, watch=watch,
         direct=DirectStatements(direct_engine).execute, direct_engine=direct_engine,
         usage=Usage(settings.ratelimit_storage, per_minute=settings.per_minute,
@@ -153,6 +159,10 @@ def build_service(settings: Settings) -> Service:
         catalogue_threads=concurrent.futures.ThreadPoolExecutor(CATALOGUE_THREADS,
                                                                 thread_name_prefix="catalogue"),
     )
+    if watch is not None:
+        service.current_stamp = CurrentStamp(KeptStatement(direct_engine, stamp.READ),
+                                             service.admitting)
+    return service
 
 
 def create_app(overrides: dict | None = None) -> connexion.FlaskApp:

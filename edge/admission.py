@@ -37,6 +37,9 @@ class Admission:
     stamp: str
     hour: int
     who: object = None
+    # The stamp is what this process knows (adapters/watch.py), not read with the token: a
+    # change committed elsewhere a moment ago may not have reached it (`confirmed_stamp`).
+    known: bool = False
 
 
 # A surface's own token lookup, run on an admission thread: (caller, stamp, who).
@@ -63,7 +66,7 @@ async def admit(service, state: RequestState, gate: Gate, header: str | None,
         else:
             caller, stamp = found
             admission = _admission(service, caller, stamp, caller,
-                                   await service.usage.hit_async(caller, gate.route))
+                                   await service.usage.hit_async(caller, gate.route), known=True)
         # Counted: every answer to it carries its limit headers from here on, a refusal
         # for a missing scope too (edge/middleware.py).
         state.figures = admission.figures
@@ -124,8 +127,68 @@ def _check_scope(caller: Caller, needed: frozenset[str]) -> None:
                                   f"needs.")
 
 
-def _admission(service, caller: Caller, stamp: str, who, figures: Figures) -> Admission:
-    return Admission(caller, figures, stamp, int(service.usage.clock() // 3600), who)
+def _admission(service, caller: Caller, stamp: str, who, figures: Figures, *,
+               known: bool = False) -> Admission:
+    return Admission(caller, figures, stamp, int(service.usage.clock() // 3600), who, known)
+
+
+class CurrentStamp:
+    """The catalogue stamp as committed now, for requests about to be answered with what
+    was kept under the stamp this process knows (the watch learns of a change committed
+    elsewhere by a notification, a moment after its commit; the answer must not come
+    first). A read serves every request that was waiting when it began, so under load it is
+    one round trip for many; a request arriving during a read waits for the next one."""
+
+    def __init__(self, source, admitting):
+        # `source.value()` reads it (blocking: run on the admission threads by
+        # `admitting`); `source.close()` lets its connection go.
+        self._source = source
+        self._admitting = admitting
+        self._next: asyncio.Future | None = None
+        self._reading = False
+
+    def close(self) -> None:
+        self._source.close()
+
+    async def read(self) -> str:
+        waiting = self._next
+        if waiting is None:
+            waiting = self._next = asyncio.get_running_loop().create_future()
+            # Retrieved even when every request waiting for it has given up.
+            waiting.add_done_callback(lambda read: read.cancelled() or read.exception())
+            if not self._reading:
+                self._begin()
+        return await asyncio.shield(waiting)
+
+    def _begin(self) -> None:
+        waiting, self._next = self._next, None
+        self._reading = True
+
+        def done(task: asyncio.Future) -> None:
+            self._reading = False
+            if task.cancelled():
+                waiting.cancel()
+            elif task.exception() is not None:
+                waiting.set_exception(task.exception())
+            else:
+                waiting.set_result(task.result())
+            if self._next is not None:
+                self._begin()
+
+        asyncio.ensure_future(self._admitting(self._source.value)).add_done_callback(done)
+
+
+async def confirmed_stamp(service, admission: Admission) -> str | None:
+    """The stamp `admission` may serve kept answers under: its own when read with its token,
+    else the current one; None when the database cannot say (within a statement's time)."""
+    if not admission.known or service.current_stamp is None:
+        return admission.stamp
+    try:
+        async with asyncio.timeout(service.settings.statement_timeout_ms / 1000):
+            return await service.current_stamp.read()
+    except Exception as error:  # noqa: BLE001 - not confirmed: the answer is built instead
+        log.error("catalogue stamp unread: %s", error.__class__.__name__)
+        return None
 
 
 def client_address(scope) -> str:

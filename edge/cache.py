@@ -11,17 +11,20 @@ limit headers, and a 304 for a matching If-None-Match (edge/conditional.py), whi
 costs no daily quota.
 
 An entry is served only while it is fresh: the catalogue stamp (models/stamp.py,
-renewed by database triggers on every change to public data) read with the token
-in one statement, and the clock hour (the Amsterdam date, which decides where
-lists start, and the hour in which cursors are issued) must both be those it was
+renewed by database triggers on every change to public data) read with the token in
+one statement (for a token this process knows, adapters/watch.py, the stamp it knows,
+confirmed by the database's before a kept answer is served: a change committed
+elsewhere is notified a moment after its commit; edge/admission.py `CurrentStamp`, one
+read for every request waiting), and the clock hour (the Amsterdam date, which decides
+where lists start, and the hour in which cursors are issued) must both be those it was
 built under. Anything else goes the full way, its admission kept on the request's
-state so that nothing is counted twice, and its answer is kept again. Only answers
-the handler marked public (`envelope.public`, which hands its parts over on the
-request's state) are kept; private ones never are. While one request builds an
-answer the full way, the process's other requests for the same URL wait for it (up
-to `FOLLOW_SECONDS`) and are served what it kept: a change to the catalogue or the
-turn of the hour costs each popular URL one full path per process, not one per
-request arriving meanwhile.
+state so that nothing is counted twice, and its answer is kept again. Only answers the
+handler marked public (`envelope.public`, which hands its parts over on the request's
+state) are kept; private ones never are. While one request builds an answer the full
+way, the process's other requests for the same URL wait for it (up to
+`FOLLOW_SECONDS`) and are served what it kept: a change to the catalogue or the turn
+of the hour costs each popular URL one full path per process, not one per request
+arriving meanwhile.
 
 A miss is built before the framework too, when it can be: the operation's handler
 (given by the wiring, agenda/app.py) is called here, on threads of its own, with the
@@ -58,7 +61,7 @@ from connexion.json_schema import resolve_refs
 from edge import answers, context, problems
 from edge.answers import header_list
 from edge.compression import MIN_BYTES, Head, negotiate, suffixed
-from edge.admission import Admission, admit, authorization, client_address
+from edge.admission import Admission, admit, authorization, client_address, confirmed_stamp
 from edge.conditional import matches, public_headers
 from edge.limits import OncePerMinute, RedisCounters
 from edge.openapi import compiled
@@ -263,6 +266,16 @@ class ResponseCache:
         entry = await self._fresh(url, admission)
         if entry is None and url in self._building:
             entry = await self._follow(url, admission)
+        if entry is not None and admission.known:
+            # Kept under the stamp this process knows: the database's says whether a change
+            # committed elsewhere came first (its notification may be on its way).
+            current = await confirmed_stamp(self.service, admission)
+            if current != entry.stamp:
+                entry = None
+                if current is not None:
+                    admission = dataclasses.replace(admission, stamp=current, known=False)
+                    state.admission = admission
+                    entry = await self._fresh(url, admission)
         if entry is None:
             await self._miss(scope, receive, send, url, operation, state,
                              lead=url not in self._building)

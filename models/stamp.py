@@ -46,6 +46,10 @@ class CatalogueStamp(Base):
     stamp: Mapped[str] = mapped_column(String(40))
 
 
+# The stamp alone (what confirms one a process knows: edge/admission.py).
+READ = select(CatalogueStamp.stamp).where(CatalogueStamp.id == 1)
+
+
 def current():
     """The stamp as a scalar subquery, to read in the same statement as something else."""
     return select(CatalogueStamp.stamp).where(CatalogueStamp.id == 1).scalar_subquery()

@@ -1,7 +1,12 @@
 """Bearer tokens and scopes, enforced from the document's security requirements."""
 
+import asyncio
+import threading
+import types
+
 import pytest
 
+from edge.admission import CurrentStamp
 from models import tokens
 from tests.factories import OrganisationFactory
 
@@ -94,3 +99,52 @@ def test_tokens_are_stored_only_as_a_hash(db, make_token):
     assert record.token_hash == tokens.hash_token(token)
     assert token not in (record.token_hash, record.prefix, record.name)
     assert len(token) >= len("svc_live_") + 32
+
+
+def test_the_current_stamp_is_read_after_each_request_asked_one_read_for_all_waiting():
+    """A request arriving while a read is under way waits for the next read (the one under
+    way may have begun before a change the request must see); that read serves every
+    request waiting when it begins."""
+    reads, release = [], threading.Event()
+
+    def read() -> str:
+        reads.append(len(reads))
+        release.wait(5)
+        return f"stamp-{len(reads)}"
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None),
+                              lambda f: loop.run_in_executor(None, f))
+        first = asyncio.ensure_future(stamps.read())
+        await asyncio.sleep(0.05)  # its read is under way
+        later = [asyncio.ensure_future(stamps.read()) for _ in range(3)]
+        await asyncio.sleep(0.05)
+        assert len(reads) == 1
+        release.set()
+        return await first, await asyncio.gather(*later)
+
+    first, later = asyncio.run(scenario())
+    assert first == "stamp-1"
+    assert later == ["stamp-2"] * 3
+    assert len(reads) == 2
+
+
+def test_a_failed_read_of_the_current_stamp_fails_its_waiters_and_the_next_read_runs():
+    outcomes = iter([RuntimeError("database away"), "stamp"])
+
+    def read() -> str:
+        outcome = next(outcomes)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None),
+                              lambda f: loop.run_in_executor(None, f))
+        with pytest.raises(RuntimeError):
+            await stamps.read()
+        return await stamps.read()
+
+    assert asyncio.run(scenario()) == "stamp"

@@ -6,6 +6,7 @@ and `agenda token revoke` revokes the token every worker knows (adapters/watch.p
 import os
 import re
 import subprocess
+import threading
 import time
 
 import httpx
@@ -14,6 +15,8 @@ import redis
 
 from sqlalchemy import text
 
+from adapters import watch as watch_module
+from agenda.app import create_app
 from edge.cache import SharedEntries
 from models import organisations, tokens
 from tests.servers import AGENDA, agenda_serve, committed, drop_database, migrated_database
@@ -179,3 +182,44 @@ def test_a_change_by_any_writer_is_visible_at_once_in_lists_and_detail_pages_on_
     names = [{o["name"] for o in answer["data"]} for answer in created[12:]]
     assert all("Made By The Command" in found for found in names)
     assert all("Made By The Command" not in {o["name"] for o in a["data"]} for a in imported[12:])
+
+
+def test_a_change_whose_notification_has_not_arrived_is_still_in_the_next_answer(database,
+                                                                                 monkeypatch):
+    """A worker serves kept answers under the stamp it knows; a change committed elsewhere
+    reaches it by a notification, a moment later (longer on a busy machine). Here the
+    notification never arrives: the next answer still shows the change, since a kept
+    answer is served only once the database's stamp confirms it."""
+    url, token = database
+    if not url.startswith("postgresql"):
+        pytest.skip("SQLite has no notifications: every request reads the stamp")
+    _agenda(url, "import", EXAMPLE)
+    hold = threading.Event()
+
+    def nothing_arrives(socket, timeout):
+        if threading.current_thread().name == "watch":
+            hold.wait()  # the watch's thread never gets to look
+        return False
+
+    monkeypatch.setattr(watch_module, "_readable", nothing_arrives)
+    app = create_app({"database_url": url, "secret_key": "cache", "listen": True,
+                      "ratelimit_storage": "memory://", "per_minute": 100000})
+    page, headers = "/v1/events/nw-2027-01-16", {"Authorization": f"Bearer {token}"}
+    try:
+        assert app.service.watch.wait_listening(10)
+        with app.test_client() as web:
+            for _ in range(3):  # read with the token, then known: kept and served again
+                served = web.get(page, headers=headers)
+            assert served.headers["x-cache"] == "hit"
+            assert served.json()["data"]["venue"]["name"] == "Hangar Noord"
+            assert tokens.known(app.service.watch, token) is not None
+            _sql(url, "UPDATE venues SET name = 'Hangar Zuid' WHERE id = 'hangar-noord'")
+            changed = web.get(page, headers=headers)
+            assert changed.json()["data"]["venue"]["name"] == "Hangar Zuid"
+            assert changed.headers["x-cache"] == "miss"
+            # Still unheard of by the watch: answered with the change again.
+            assert web.get(page, headers=headers).json()["data"]["venue"]["name"] == \
+                "Hangar Zuid"
+    finally:
+        hold.set()
+        app.service.close()
