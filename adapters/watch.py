@@ -19,9 +19,10 @@ forgotten at their commit, without waiting for their notification.
 
 A request does not wait for the thread either: before it trusts what is known, it looks
 whether a notification has reached the connection and applies it itself (a poll of the
-socket, ~1 µs). A busy worker's thread may wait for the interpreter for milliseconds, and
-a change committed elsewhere must be visible in the very next answer. What remains is the
-moment between the database's commit and its notification reaching this host's socket.
+socket, ~1 µs): a busy worker's thread may wait for the interpreter for milliseconds.
+What remains is the moment between the database's commit and its notification reaching
+this host's socket; the response cache does not serve a kept answer before the
+database's stamp has confirmed the one known here (edge/admission.py `CurrentStamp`).
 """
 
 from __future__ import annotations
