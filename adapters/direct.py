@@ -28,6 +28,12 @@ def timed_out(error: Exception) -> bool:
                  getattr(error, "sqlite_errorname", None)} & TIMED_OUT)
 
 
+def dropped(error: Exception, dbapi) -> bool:
+    """Whether a DBAPI error of `dbapi` lost its connection (an operational error that is
+    not a deadline): a statement that only reads may run again on a new one."""
+    return isinstance(error, dbapi.OperationalError) and not timed_out(error)
+
+
 class DirectStatements:
     """Runs a few hot, prebuilt statements on a pooled DBAPI connection in autocommit, each
     its own transaction, without the ORM's or the Connection's machinery (~50 µs a statement
@@ -69,14 +75,13 @@ class DirectStatements:
                              for process, value in zip(processors, row)] for row in rows]
                 return [row_type._make(row) for row in rows]
             except dialect.loaded_dbapi.Error as error:
-                dropped = (isinstance(error, dialect.loaded_dbapi.OperationalError)
-                           and not timed_out(error))
-                if dropped:
+                lost = dropped(error, dialect.loaded_dbapi)
+                if lost:
                     pooled.invalidate()
-                if not dropped or attempt == 2:
+                if not lost or attempt == 2:
                     # As SQLAlchemy raises it, so that the error handler knows it (503).
                     raise DBAPIError.instance(sql, params, error, dialect.loaded_dbapi.Error,
-                                              connection_invalidated=dropped) from error
+                                              connection_invalidated=lost) from error
             finally:
                 pooled.close()
         raise AssertionError("unreachable")
@@ -131,7 +136,7 @@ class KeptStatement:
             try:
                 return self._pooled.dbapi_connection.execute(self._sql, prepare=True).fetchone()[0]
             except dbapi.Error as error:
-                if not isinstance(error, dbapi.OperationalError) or timed_out(error):
+                if not dropped(error, dbapi):
                     raise
                 self._pooled.invalidate()
                 self._pooled = None
