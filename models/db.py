@@ -10,7 +10,9 @@ from sqlalchemy import BigInteger, MetaData, String, bindparam, create_engine, e
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.sql.functions import FunctionElement
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -194,3 +196,30 @@ def insert_rows(session: Session, table, rows: list[dict]):
     given = func.unnest(*arrays).table_valued(*names, with_ordinality="position").render_derived()
     chosen = select(*(given.c[name] for name in names)).order_by(given.c.position)
     return postgresql.insert(table).from_select(names, chosen), None
+
+
+class among(FunctionElement):  # noqa: N801 (a SQL function, named as one)
+    """`among(column, name)`: the column's value is one of the ids of the parameter `name`
+    (a list). On PostgreSQL `= ANY(array)`: one parameter however many ids, so that the
+    statement is the same whatever the list's length (adapters/direct.py `session_rows`
+    runs it as compiled once). On SQLite an expanding `IN`, its SQL made at each run: with a
+    JSON array instead, its planner did not see how few the ids are (it read a radius
+    search's box, not its venues' events)."""
+
+    inherit_cache = True
+    name = "among"
+
+    def __init__(self, column, name: str):
+        super().__init__(column, bindparam(name, type_=postgresql.ARRAY(String())))
+
+
+@compiles(among, "postgresql")
+def _among_postgresql(element, compiler, **kw):
+    column, ids = (compiler.process(clause, **kw) for clause in element.clauses)
+    return f"{column} = ANY({ids})"
+
+
+@compiles(among)
+def _among(element, compiler, **kw):
+    column, ids = element.clauses
+    return compiler.process(column.in_(bindparam(ids.key, expanding=True)), **kw)

@@ -28,6 +28,7 @@ from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, s
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from adapters.direct import session_rows
 from models.db import Base
 from models.errors import BadRequest
 from models import events
@@ -180,7 +181,7 @@ def _top(session: Session, filters: EventFilters, facet: str, today: dt.date) ->
     else:
         statement = _live_top(facet, events.shape(filters))
     return [{"value": value, "count": int(n)}
-            for value, n in session.execute(statement, values)]
+            for value, n in session_rows(session, statement, values)]
 
 
 @functools.lru_cache(maxsize=256)
@@ -282,11 +283,11 @@ def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]
     shaped = events.shape(on_day)
     counts: dict[dt.date, int] = {}
     statement = _KEPT_DAYS if _kept(filters) else _live_days(shaped)
-    for day, n in session.execute(statement, values):
+    for day, n in session_rows(session, statement, values):
         counts[day] = counts.get(day, 0) + n
     # The days after the first of multi-day events (those the start-day counts miss).
     running = events.matching(shaped, (_event.date, _event.last_date), "multi_day")
-    for day, until in session.execute(running, values):
+    for day, until in session_rows(session, running, values):
         begin = max(day + dt.timedelta(days=1), first)
         for offset in range((min(until, last) - begin).days + 1):
             moment = begin + dt.timedelta(days=offset)

@@ -9,6 +9,8 @@ from typing import Any, ClassVar
 from sqlalchemy import Integer, Select, bindparam, select, tuple_, union_all
 from sqlalchemy.orm import Session
 
+from adapters.direct import session_rows
+
 
 @dataclasses.dataclass(frozen=True)
 class Page:
@@ -79,7 +81,7 @@ def keyset_rows(session: Session, statement: Select, *, params: dict, limit: int
     """One page of the rows of a `keyset_statement` (or `keyset_union`) run with `params`;
     a position among them applies to every part, so one the list has left behind yields
     nothing."""
-    rows = session.execute(statement, {**params, "count": limit + 1}).all()
+    rows = session_rows(session, statement, {**params, "count": limit + 1})
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(items=rows, next_key=key_of(rows[-1]) if more and rows else None)

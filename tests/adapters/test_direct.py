@@ -1,16 +1,18 @@
-"""DirectStatements: hot statements (the token lookup, a scan) on a pooled DBAPI connection."""
+"""Statements straight on a DBAPI connection: DirectStatements (the token lookup, a scan) on a
+pooled one, session_rows (a list's and its counts' statements) on a session's."""
 
 import datetime as dt
 
 import pytest
-from sqlalchemy import Integer, String, bindparam, column, select, text, update
+from sqlalchemy import (Integer, String, bindparam, column, event, func, literal_column, select,
+                        text, update)
 from sqlalchemy.exc import DBAPIError
 
 from models import door, migrate, organisations, tokens
 from models.releases import Release
 from models.tokens import ApiToken
-from adapters.direct import DirectStatements
-from models.db import make_engine, make_sessionmaker
+from adapters.direct import DirectStatements, compiled, session_rows, timed_out
+from models.db import among, make_engine, make_sessionmaker
 from tests.servers import drop_database, scratch_database
 
 
@@ -93,3 +95,82 @@ def test_the_services_key_lookups_are_planned_once(app):
     generic = [row.statement for row in direct(plans, {}) if row.generic_plans]
     assert [any(f"FROM {table} " in statement for statement in generic)
             for table in ("tickets", "api_tokens")] == [True, True], generic
+
+
+# --- session_rows ----------------------------------------------------------------------------
+
+_RELEASES = (select(Release.id, Release.release_date)
+             .where(Release.release_date >= bindparam("since"), among(Release.id, "ids"))
+             .order_by(Release.release_date))
+
+
+def _release(session, number: int, day: int) -> None:
+    session.add(Release(id=f"rel-{number}", title=f"Release {number}", type="single",
+                        genre="techno", release_date=dt.date(2026, 11, day), updated_at=1))
+
+
+def test_session_rows_read_in_the_sessions_transaction_with_typed_values(engine):
+    with make_sessionmaker(engine)() as session:
+        for number, day in ((1, 20), (2, 26), (3, 27)):
+            _release(session, number, day)
+        session.flush()  # not committed: only this session's transaction sees the rows
+        rows = session_rows(session, _RELEASES, {"since": dt.date(2026, 11, 21),
+                                                 "ids": ["rel-1", "rel-2", "rel-3", "rel-9"]})
+        # A date goes and comes typed (SQLite's text both ways), columns by name.
+        assert [(row.id, row.release_date) for row in rows] == [
+            ("rel-2", dt.date(2026, 11, 26)), ("rel-3", dt.date(2026, 11, 27))]
+        assert session_rows(session, _RELEASES, {"since": dt.date(2026, 1, 1),
+                                                 "ids": ["rel-3"]})[0].id == "rel-3"
+        session.rollback()
+    if engine.dialect.name == "postgresql":
+        # One parameter however many ids: the statement is compiled once, for every length.
+        assert compiled(_RELEASES, engine.dialect).order == ("since", "ids")
+
+
+def test_session_rows_run_the_engines_cursor_events(engine):
+    seen = []
+
+    def record(_connection, _cursor, statement, parameters, _context, _many):
+        seen.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        with make_sessionmaker(engine)() as session:
+            session_rows(session, _RELEASES, {"since": dt.date(2026, 1, 1), "ids": ["rel-1"]})
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert [statement for statement, _ in seen if "FROM releases" in statement]
+
+
+def test_a_session_statement_past_its_deadline_fails_as_sqlalchemy_raises_it(engine):
+    """The deadline of models/db.py ends it (SQLite's interrupt hangs on the cursor events)."""
+    bounded = make_engine(engine.url.render_as_string(hide_password=False),
+                          statement_timeout_ms=200)
+    if bounded.dialect.name == "postgresql":
+        slow = select(func.pg_sleep(5).label("slept"))
+    else:
+        slow = select(literal_column("count(*)").label("n")).select_from(text(
+            "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+            "WHERE x < 1000000000) SELECT x FROM c)"))
+    try:
+        with make_sessionmaker(bounded)() as session, pytest.raises(DBAPIError) as raised:
+            session_rows(session, slow, {})
+        assert timed_out(raised.value.orig)
+        assert not raised.value.connection_invalidated
+    finally:
+        bounded.dispose()
+
+
+def test_a_session_statement_whose_connection_was_dropped_invalidates_it(engine):
+    if engine.dialect.name != "postgresql":
+        pytest.skip("a server-side disconnect needs PostgreSQL")
+    sessions = make_sessionmaker(engine)
+    with sessions() as session:
+        pid = session.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as admin:
+            admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        with pytest.raises(DBAPIError) as raised:
+            session_rows(session, _RELEASES, {"since": dt.date(2026, 1, 1), "ids": []})
+        assert raised.value.connection_invalidated
+    with sessions() as session:  # the pool gives a working connection again
+        assert session_rows(session, _RELEASES, {"since": dt.date(2026, 1, 1), "ids": []}) == []
