@@ -117,15 +117,64 @@ def count(session: Session, *, filters: EventFilters, today: dt.date) -> dict[st
     filters.check()
     _bounded(filters)
     days = window(filters, today) if "date" in filters.facets else None
+    running = None
+    if _kept(filters):
+        # The tops need those that began before `from`, the day counts those of the window.
+        running = _running(session, filters, today,
+                           until=days[1] if days else filters.date_from or today)
     answer: dict[str, list[dict]] = {}
     if "genre" in filters.facets:
-        answer["genre"] = _top(session, dataclasses.replace(filters, genre=None), "genre", today)
+        answer["genre"] = _top(session, dataclasses.replace(filters, genre=None), "genre", today,
+                               running)
     if "city" in filters.facets:
         answer["city"] = _top(session, dataclasses.replace(filters, city=None), "city_key",
-                              today)
+                              today, running)
     if days is not None:
-        answer["date"] = _days(session, filters, days, today)
+        answer["date"] = _days(session, filters, days, today, running)
     return answer
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Running:
+    """A multi-day public event still running on `from`."""
+
+    date: dt.date
+    last_date: dt.date
+    city_key: str
+    genres: frozenset[str]
+
+    def listed(self, filters: EventFilters) -> bool:
+        """Whether the list of `filters` holds it, as far as its city and genre go (it was
+        read with every other filter)."""
+        return ((filters.city is None or self.city_key == fold(filters.city))
+                and (filters.genre is None or filters.genre in self.genres))
+
+
+def _running(session: Session, filters: EventFilters, today: dt.date, *,
+             until: dt.date) -> list[_Running]:
+    """The multi-day events still running on `from` and starting by `until`, of the list of
+    `filters` but their city and genre (`_Running.listed` applies those), for every facet
+    at once: the kept counts know events by the day they start, so these add the days after
+    their first, and those that began before `from` add to the tops."""
+    wide = dataclasses.replace(filters, city=None, genre=None, date_to=until)
+    found: dict[str, tuple[dt.date, dt.date, str, set[str]]] = {}
+    for row in session_rows(session, _multi_day(events.shape(wide)), events.params(wide, today)):
+        event = found.setdefault(row.id, (row.date, row.last_date, row.city_key, set()))
+        if row.genre is not None:
+            event[3].add(row.genre)
+    return [_Running(day, until, city, frozenset(genres))
+            for day, until, city, genres in found.values()]
+
+
+@functools.lru_cache(maxsize=256)
+def _multi_day(shaped: tuple) -> Select:
+    """`_running`'s statement: the events with each of their genres (an event without one
+    on a row of its own, genre None)."""
+    running = events.matching(shaped, (_event.id, _event.date, _event.last_date,
+                                       _event.city_key), "multi_day").subquery()
+    return (select(running.c.id, running.c.date, running.c.last_date, running.c.city_key,
+                   _genre.genre)
+            .outerjoin_from(running, EventGenre.__table__, _genre.event_id == running.c.id))
 
 
 # Filters that the kept counts know; any other given filter counts the matching rows, which
@@ -166,17 +215,22 @@ _KEPT_DAYS = select(_counts.date, _counts.events).where(
     _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre"))
 
 
-def _top(session: Session, filters: EventFilters, facet: str, today: dt.date) -> list[dict]:
-    """The TOP values of `facet` ("genre" or "city_key") by count, highest first."""
+def _top(session: Session, filters: EventFilters, facet: str, today: dt.date,
+         running: list[_Running] | None) -> list[dict]:
+    """The TOP values of `facet` ("genre" or "city_key") by count, highest first. With the
+    kept counts (`running` given), the events that began before `from` and still run are
+    counted with them only when there are any: most often there are none, and the
+    statement of the kept counts alone is a quarter of the planning."""
     first = filters.date_from or today
     values = events.params(filters, today)
-    if _kept(filters):
+    if running is not None:
         spans = _spans(first, filters.date_to)
         for index, (_table, low, high) in enumerate(spans):
             values |= {f"low_{index}": low, f"high_{index}": high}
         values["scope"] = _scope_value(filters, "genre" if facet == "city_key" else "city_key")
         values["owner"] = filters.organisation_id or ALL
-        statement = _kept_top(facet, events.shape(filters),
+        begun = any(event.date < first and event.listed(filters) for event in running)
+        statement = _kept_top(facet, events.shape(filters) if begun else None,
                               tuple((table, high is not None) for table, _low, high in spans))
     else:
         statement = _live_top(facet, events.shape(filters))
@@ -185,9 +239,10 @@ def _top(session: Session, filters: EventFilters, facet: str, today: dt.date) ->
 
 
 @functools.lru_cache(maxsize=256)
-def _kept_top(facet: str, shaped: tuple, spans: tuple) -> Select:
-    """The top of a facet from the kept counts of `spans` ((table, bounded above) each), and
-    the multi-day events that began before `from` and still run (in the list too)."""
+def _kept_top(facet: str, shaped: tuple | None, spans: tuple) -> Select:
+    """The top of a facet from the kept counts of `spans` ((table, bounded above) each),
+    and, with `shaped`, the multi-day events of that shape that began before `from` and
+    still run (in the list too)."""
     other = "genre" if facet == "city_key" else "city_key"
     kept = []
     for index, (name, bounded) in enumerate(spans):
@@ -199,8 +254,9 @@ def _kept_top(facet: str, shaped: tuple, spans: tuple) -> Select:
             conditions.append(moment <= bindparam(f"high_{index}"))
         kept.append(select(table[facet].label("value"), table.events.label("n"))
                     .where(*conditions))
-    running = _grouped(shaped, facet, "running")
-    parts = union_all(*kept, running).subquery()
+    if shaped is not None:
+        kept.append(_grouped(shaped, facet, "running"))
+    parts = union_all(*kept).subquery()
     return _ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
                    .group_by(parts.c.value), facet)
 
@@ -273,7 +329,7 @@ def _grouped(shaped: tuple, facet: str, part: str) -> Select:
 
 
 def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date],
-          today: dt.date) -> list[dict]:
+          today: dt.date, running: list[_Running] | None) -> list[dict]:
     """Events running on each day of the window, ascending (days without any left out)."""
     first, last = days
     on_day = dataclasses.replace(filters, date_from=first, date_to=last)
@@ -282,12 +338,17 @@ def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]
         "scope_genre": _scope_value(filters, "genre"), "owner": filters.organisation_id or ALL}
     shaped = events.shape(on_day)
     counts: dict[dt.date, int] = {}
-    statement = _KEPT_DAYS if _kept(filters) else _live_days(shaped)
+    statement = _KEPT_DAYS if running is not None else _live_days(shaped)
     for day, n in session_rows(session, statement, values):
         counts[day] = counts.get(day, 0) + n
     # The days after the first of multi-day events (those the start-day counts miss).
-    running = events.matching(shaped, (_event.date, _event.last_date), "multi_day")
-    for day, until in session_rows(session, running, values):
+    if running is None:
+        spans = session_rows(session, events.matching(shaped, (_event.date, _event.last_date),
+                                                      "multi_day"), values)
+    else:
+        spans = [(event.date, event.last_date) for event in running
+                 if event.date <= last and event.listed(filters)]
+    for day, until in spans:
         begin = max(day + dt.timedelta(days=1), first)
         for offset in range((min(until, last) - begin).days + 1):
             moment = begin + dt.timedelta(days=offset)
