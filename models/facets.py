@@ -112,8 +112,17 @@ def window(filters: EventFilters, today: dt.date) -> tuple[dt.date, dt.date]:
     return first, last
 
 
-def count(session: Session, *, filters: EventFilters, today: dt.date) -> dict[str, list[dict]]:
-    """`{facet: [{value, count}]}` for each facet of `filters.facets`."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class FacetCount:
+    """A value of a facet and how many events of the list have it."""
+
+    value: str
+    count: int
+
+
+def count(session: Session, *, filters: EventFilters,
+          today: dt.date) -> dict[str, list[FacetCount]]:
+    """`{facet: [FacetCount]}` for each facet of `filters.facets`."""
     filters.check()
     _bounded(filters)
     days = window(filters, today) if "date" in filters.facets else None
@@ -122,7 +131,7 @@ def count(session: Session, *, filters: EventFilters, today: dt.date) -> dict[st
         # The tops need those that began before `from`, the day counts those of the window.
         running = _running(session, filters, today,
                            until=days[1] if days else filters.date_from or today)
-    answer: dict[str, list[dict]] = {}
+    answer: dict[str, list[FacetCount]] = {}
     if "genre" in filters.facets:
         answer["genre"] = _top(session, dataclasses.replace(filters, genre=None), "genre", today,
                                running)
@@ -216,7 +225,7 @@ _KEPT_DAYS = select(_counts.date, _counts.events).where(
 
 
 def _top(session: Session, filters: EventFilters, facet: str, today: dt.date,
-         running: list[_Running] | None) -> list[dict]:
+         running: list[_Running] | None) -> list[FacetCount]:
     """The TOP values of `facet` ("genre" or "city_key") by count, highest first. With the
     kept counts (`running` given), the events that began before `from` and still run are
     counted with them only when there are any: most often there are none, and the
@@ -234,8 +243,7 @@ def _top(session: Session, filters: EventFilters, facet: str, today: dt.date,
                               tuple((table, high is not None) for table, _low, high in spans))
     else:
         statement = _live_top(facet, events.shape(filters))
-    return [{"value": value, "count": int(n)}
-            for value, n in session_rows(session, statement, values)]
+    return [FacetCount(value, int(n)) for value, n in session_rows(session, statement, values)]
 
 
 @functools.lru_cache(maxsize=256)
@@ -329,7 +337,7 @@ def _grouped(shaped: tuple, facet: str, part: str) -> Select:
 
 
 def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date],
-          today: dt.date, running: list[_Running] | None) -> list[dict]:
+          today: dt.date, running: list[_Running] | None) -> list[FacetCount]:
     """Events running on each day of the window, ascending (days without any left out)."""
     first, last = days
     on_day = dataclasses.replace(filters, date_from=first, date_to=last)
@@ -353,7 +361,7 @@ def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]
         for offset in range((min(until, last) - begin).days + 1):
             moment = begin + dt.timedelta(days=offset)
             counts[moment] = counts.get(moment, 0) + 1
-    return [{"value": day.isoformat(), "count": counts[day]} for day in sorted(counts)]
+    return [FacetCount(day.isoformat(), counts[day]) for day in sorted(counts)]
 
 
 @functools.lru_cache(maxsize=256)
