@@ -24,8 +24,9 @@ demo events (`agenda demo-data`) and serves the service with 2 workers, twice:
 - without keeping anything (AGENDA_RESPONSE_CACHE=false): the same filters, the deep
   page and the long tail, every request built (`built`): the cost of a miss; also the
   facet counts (`facets=genre,city,date`) unfiltered and within the organisation with the
-  most events coming, beside that organisation's list without them: a faceted request's
-  cost next to the same list's miss.
+  most events coming, beside the same two lists without them: a faceted request's cost
+  next to the same list's miss. These four rows are measured in turns (`alternating`),
+  so that a machine whose speed drifts during the run drifts under each of them alike.
 
 Then it serves the floor (bench/floor.py: a bare Connexion route returning a prebuilt
 body of the size of the first page) the same way. Every row gives requests/s, p50 and
@@ -50,6 +51,7 @@ import platform
 import random
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -275,6 +277,34 @@ def wrk(url: str, token: str | None, *, duration: int, connections: int,
     return result
 
 
+def alternating(urls: dict[str, str], token: str, *, duration: int, server: subprocess.Popen,
+                slices: int = 5, **options) -> dict[str, dict]:
+    """`wrk` on each of `urls` in turn, `slices` times (each a second of warm-up first, then
+    `duration` / `slices` seconds a turn, at least one): rows whose ratios do not depend on
+    when each ran. Requests/s and CPU µs per request over all of a URL's turns; p50 and p99
+    the median of its turns'; RSS after its last."""
+    seconds = max(1, duration // slices)
+    turns: dict[str, list[dict]] = {name: [] for name in urls}
+    for index in range(slices):
+        for name, url in urls.items():
+            turns[name].append(wrk(url, token, duration=seconds, server=server,
+                                   warm_up=index == 0, **options))
+    rows = {}
+    for name, runs in turns.items():
+        requests = sum(run["requests"] for run in runs)
+        rows[name] = {
+            "rps": requests / sum(run["requests"] / run["rps"] for run in runs),
+            "p50": statistics.median(run["p50"] for run in runs),
+            "p99": statistics.median(run["p99"] for run in runs),
+            "requests": requests,
+            "socket_errors": "; ".join(run["socket_errors"] for run in runs
+                                       if run["socket_errors"]) or None,
+            "not_modified": None, "hits": None,
+            "cpu_us": sum(run["cpu_us"] * run["requests"] for run in runs) / requests,
+            "rss_mb": runs[-1]["rss_mb"]}
+    return rows
+
+
 def _ms(output: str, percentile: str) -> float:
     value, unit = re.search(rf"{percentile}\s+([\d.]+)(us|ms|s)", output).groups()
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
@@ -327,9 +357,11 @@ def service(env: dict, token: str, paths: Path, *, cached: bool,
                    for name, query in SCENARIOS.items()}
         if not cached:
             organisation = busiest_organisation(env["AGENDA_DATABASE_URL"])
-            results |= {f"{label}: {name}": wrk(
-                f"{base}&{query.format(organisation=organisation)}", token, server=server,
-                warm_up=True, **options) for name, query in BUILT_ONLY.items()}
+            paired = {"no filter, in turns with the facets": base} | {
+                name: f"{base}&{query.format(organisation=organisation)}"
+                for name, query in BUILT_ONLY.items()}
+            results |= {f"{label}: {name}": row for name, row in
+                        alternating(paired, token, server=server, **options).items()}
         if cached:
             results[f"{label}: revalidation (304)"] = revalidation(base, token, server,
                                                                    warm_up=True, **options)
