@@ -24,7 +24,8 @@ import dataclasses
 import datetime as dt
 import functools
 
-from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select, union_all)
+from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select, text,
+                        union_all)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -41,6 +42,7 @@ FACETS = ("genre", "city", "date")
 TOP = 50
 MAX_DAYS = 62
 ALL = ""
+_TOTALS = "city_key = '' AND genre = ''"
 
 
 class _KeptCount:
@@ -69,7 +71,13 @@ class EventDayCount(_KeptCount, Base):
     """The events starting on `date`."""
 
     __tablename__ = "event_day_counts"
-    __table_args__ = _KeptCount.indexes("event_day_counts", "date", "day")
+    __table_args__ = (
+        *_KeptCount.indexes("event_day_counts", "date", "day"),
+        # The date facet's totals (all cities, all genres): one row a day (migration 0017).
+        Index("ix_event_day_counts_totals", "organisation_id", "date",
+              postgresql_include=["events"], postgresql_where=text(_TOTALS),
+              sqlite_where=text(_TOTALS)),
+    )
 
     date: Mapped[dt.date] = mapped_column(Date, primary_key=True, sort_order=-1)
 

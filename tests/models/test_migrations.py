@@ -3,9 +3,9 @@
 import contextlib
 import datetime as dt
 
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 
-from models import migrate
+from models import facets, migrate
 from models.db import make_engine
 from models.tickets import DeliveryBatch
 from tests import factories
@@ -152,3 +152,31 @@ def test_0016_sums_each_organisations_months_and_keeps_summing_them(worker_id):
             assert _month_counts(connection, "city_key, genre, month, events") == months
             assert {row for row in _day_counts(connection) if row[0] == ""} == \
                 {row for row in days if row[0] == ""}
+
+
+
+def _indexes(connection, table: str) -> set[str]:
+    return {index["name"] for index in inspect(connection).get_indexes(table)}
+
+
+def test_0017_reads_the_date_facets_totals_from_an_index_of_their_own(worker_id):
+    with _database_at(f"{worker_id}_migration_0017", "0016") as (url, engine):
+        with committed(url) as session:
+            factories.bind(session)
+            factories.EventFactory(date=day(3), genre_names=["Techno", "House"])
+        migrate.upgrade(engine, "0017")
+        plan = []
+        with engine.connect() as connection:
+            assert "ix_event_day_counts_totals" in _indexes(connection, "event_day_counts")
+            if engine.dialect.name == "postgresql":
+                # A window's totals, not every city's and genre's rows of its days.
+                connection.execute(text("ANALYZE event_day_counts"))
+                connection.execute(text("SET enable_seqscan = off"))
+                totals = facets._KEPT_DAYS.params(owner="", date_from=day(0), date_to=day(61),
+                                                  scope_city="", scope_genre="")
+                plan = connection.exec_driver_sql("EXPLAIN " + str(totals.compile(
+                    dialect=engine.dialect, compile_kwargs={"literal_binds": True}))).scalars().all()
+                assert "ix_event_day_counts_totals" in "\n".join(plan), plan
+        migrate.downgrade(engine, "0016")
+        with engine.connect() as connection:
+            assert "ix_event_day_counts_totals" not in _indexes(connection, "event_day_counts")
