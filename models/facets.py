@@ -179,8 +179,8 @@ def _running(session: Session, filters: EventFilters, today: dt.date, *,
         event = found.setdefault(row.id, (row.date, row.last_date, row.city_key, set()))
         if row.genre is not None:
             event[3].add(row.genre)
-    return [_Running(day, until, city, frozenset(genres))
-            for day, until, city, genres in found.values()]
+    return [_Running(first, last, city, frozenset(genres))
+            for first, last, city, genres in found.values()]
 
 
 @functools.lru_cache(maxsize=256)
