@@ -52,7 +52,7 @@ READ = select(CatalogueStamp.stamp).where(CatalogueStamp.id == 1)
 
 def current():
     """The stamp as a scalar subquery, to read in the same statement as something else."""
-    return select(CatalogueStamp.stamp).where(CatalogueStamp.id == 1).scalar_subquery()
+    return READ.scalar_subquery()
 
 
 def postgresql_triggers(table: str) -> list[str]:
