@@ -36,6 +36,13 @@ path's. What the reader does not read (see there), a handler's error (a 404, a r
 Connexion answering, the admission kept; the database away (or past its deadline) is
 the 503 the full way would answer, answered here rather than waited for twice.
 
+An entry is kept under its handler's arguments, not under the URL's spelling
+(`Keys`): the order of the parameters, a default written out (`limit=25`) or left out,
+and other spellings of the same values (`%20` or `+`) ask for the same answer and share
+one entry; the handler's answer depends on its arguments alone (and on the stamp and
+the hour, which every entry is checked against). A URL the reader does not read is kept
+under itself.
+
 Entries live in each process (an LRU bounded in bytes) and, when the service
 counts requests in Redis (`AGENDA_RATELIMIT_STORAGE=redis://...`), in Redis too,
 so that one worker's answer serves the others and other hosts. Freshness is
@@ -79,6 +86,8 @@ LAYOUT = 5
 HIT, MISS = (b"x-cache", b"hit"), (b"x-cache", b"miss")
 # How long a request waits for another one building the same answer before it builds its own.
 FOLLOW_SECONDS = 2.0
+# How many URLs a process remembers the key of (`Keys`): ~300 bytes each.
+KNOWN_URLS = 8192
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,24 +150,52 @@ class LocalEntries:
         # Read and written on the event loop only.
         self._entries: collections.OrderedDict[str, Entry] = collections.OrderedDict()
 
-    def get(self, url: str) -> Entry | None:
-        entry = self._entries.get(url)
+    def get(self, key: str) -> Entry | None:
+        entry = self._entries.get(key)
         if entry is not None:
-            self._entries.move_to_end(url)
+            self._entries.move_to_end(key)
         return entry
 
-    def put(self, url: str, entry: Entry) -> None:
-        cost = entry.size() + len(url)
+    def put(self, key: str, entry: Entry) -> None:
+        cost = entry.size() + len(key)
         if cost > self.max_bytes:
             return
-        old = self._entries.pop(url, None)
+        old = self._entries.pop(key, None)
         if old is not None:
-            self.size -= old.size() + len(url)
-        self._entries[url] = entry
+            self.size -= old.size() + len(key)
+        self._entries[key] = entry
         self.size += cost
         while self.size > self.max_bytes:
-            gone_url, gone = self._entries.popitem(last=False)
-            self.size -= gone.size() + len(gone_url)
+            gone_key, gone = self._entries.popitem(last=False)
+            self.size -= gone.size() + len(gone_key)
+
+
+class Keys:
+    """The key each URL's answer is kept under (see the module's text), remembered for the
+    `size` most recently asked URLs of this process so that an answer served again costs
+    a look-up, not a reading of its query."""
+
+    def __init__(self, size: int):
+        self.size = size
+        # Read and written on the event loop only.
+        self._known: collections.OrderedDict[str, str] = collections.OrderedDict()
+
+    def get(self, url: str) -> str | None:
+        key = self._known.get(url)
+        if key is not None:
+            self._known.move_to_end(url)
+        return key
+
+    def put(self, url: str, key: str) -> None:
+        self._known[url] = key
+        if len(self._known) > self.size:
+            self._known.popitem(last=False)
+
+    @staticmethod
+    def of(path: str, arguments: dict) -> str:
+        """The key of the answer to the handler's `arguments` (the path holds the route's
+        own values; "=" sets these keys apart from URLs, which begin with "/")."""
+        return "=" + path + orjson.dumps(sorted(arguments.items())).decode()
 
 
 class SharedEntries:
@@ -170,23 +207,23 @@ class SharedEntries:
         self._warn = OncePerMinute(log, "Redis unreachable, cached answers are not shared: %s")
 
     @staticmethod
-    def key(url: str) -> str:
+    def key(name: str) -> str:
         # The entry's layout is in the key: workers of an older release, sharing the Redis
         # during a deploy, keep their own entries apart.
-        return f"agenda:cache:{LAYOUT}:" + hashlib.blake2b(url.encode(),
+        return f"agenda:cache:{LAYOUT}:" + hashlib.blake2b(name.encode(),
                                                           digest_size=20).hexdigest()
 
-    async def get(self, url: str) -> Entry | None:
+    async def get(self, key: str) -> Entry | None:
         try:
-            packed = await self.counters.command("get", self.key(url))
+            packed = await self.counters.command("get", self.key(key))
         except redis.RedisError as error:
             self._warn(error)
             return None
         return Entry.unpack(packed) if packed else None
 
-    async def put(self, url: str, entry: Entry) -> None:
+    async def put(self, key: str, entry: Entry) -> None:
         try:
-            await self.counters.command("set", self.key(url), entry.pack(), ex=SHARED_TTL)
+            await self.counters.command("set", self.key(key), entry.pack(), ex=SHARED_TTL)
         except redis.RedisError as error:
             self._warn(error)
 
@@ -241,7 +278,8 @@ class ResponseCache:
         counters = service.usage.store
         self.shared = (SharedEntries(counters)
                        if keeping and isinstance(counters, RedisCounters) else None)
-        # URL -> done when the full path's request for it, in this process, has answered.
+        self.keys = Keys(KNOWN_URLS)
+        # Key -> done when the full path's request for it, in this process, has answered.
         self._building: dict[str, asyncio.Future] = {}
 
     async def __call__(self, scope, receive, send):
@@ -263,9 +301,10 @@ class ResponseCache:
         except Exception:  # noqa: BLE001 - kept on the state; the full way answers it
             await self.app(scope, receive, send)
             return
-        entry = await self._fresh(url, admission)
-        if entry is None and url in self._building:
-            entry = await self._follow(url, admission)
+        key, arguments = self._key(scope, url, operation)
+        entry = await self._fresh(key, admission)
+        if entry is None and key in self._building:
+            entry = await self._follow(key, admission)
         if entry is not None and admission.known:
             # Kept under the stamp this process knows: the database's says whether a change
             # committed elsewhere came first (its notification may be on its way).
@@ -275,12 +314,23 @@ class ResponseCache:
                 if current is not None:
                     admission = dataclasses.replace(admission, stamp=current, known=False)
                     state.admission = admission
-                    entry = await self._fresh(url, admission)
+                    entry = await self._fresh(key, admission)
         if entry is None:
-            await self._miss(scope, receive, send, url, operation, state,
-                             lead=url not in self._building)
+            await self._miss(scope, receive, send, key, operation, state, arguments,
+                             lead=key not in self._building)
             return
-        await self._answer(send, url, entry, headers, state.request_id, HIT)
+        await self._answer(send, key, entry, headers, state.request_id, HIT)
+
+    def _key(self, scope, url: str, operation: Operation) -> tuple[str, dict | None]:
+        """The key `url`'s answer is kept under, and its handler's arguments when they were
+        read for it (a URL this process has not seen yet)."""
+        key = self.keys.get(url)
+        if key is not None or operation not in self.handlers:
+            return key or url, None
+        arguments = operation.arguments.read(scope["path"], scope["query_string"])
+        key = url if arguments is None else Keys.of(scope["path"], arguments)
+        self.keys.put(url, key)
+        return key, arguments
 
     @staticmethod
     def _headers_valid(headers: dict, operation) -> bool:
@@ -292,28 +342,28 @@ class ResponseCache:
                 return False
         return True
 
-    async def _fresh(self, url: str, admission: Admission) -> Entry | None:
-        """A fresh entry for `url`, here or shared (then kept here too)."""
-        entry = self.local.get(url)
+    async def _fresh(self, key: str, admission: Admission) -> Entry | None:
+        """A fresh entry for `key`, here or shared (then kept here too)."""
+        entry = self.local.get(key)
         if entry is not None and entry.fresh(admission):
             return entry
         if self.shared is None:
             return None
-        entry = await self.shared.get(url)
+        entry = await self.shared.get(key)
         if entry is None or not entry.fresh(admission):
             return None
-        self.local.put(url, entry)
+        self.local.put(key, entry)
         return entry
 
-    async def _follow(self, url: str, admission: Admission) -> Entry | None:
+    async def _follow(self, key: str, admission: Admission) -> Entry | None:
         """Another request of this process is building this very answer (the stamp or the
         hour just turned): wait for it rather than build it again, and serve what it kept."""
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._building[url]), FOLLOW_SECONDS)
-        entry = self.local.get(url)
+            await asyncio.wait_for(asyncio.shield(self._building[key]), FOLLOW_SECONDS)
+        entry = self.local.get(key)
         return entry if entry is not None and entry.fresh(admission) else None
 
-    async def _answer(self, send, url: str, entry: Entry, headers: dict, request_id: str,
+    async def _answer(self, send, key: str, entry: Entry, headers: dict, request_id: str,
                       how: tuple[bytes, bytes]) -> None:
         """The kept answer for this request, in the coding it asks for (edge/compression.py)."""
         coded = entry.compressible()
@@ -327,12 +377,12 @@ class ResponseCache:
             body = answers.envelope(entry.answer.data, request_id, entry.answer.meta)
             await answers.answer(send, 200, body, kept)
             return
-        head = await self._head(url, entry, coding)
+        head = await self._head(key, entry, coding)
         await answers.answer(send, 200,
                              head.complete(answers.envelope_tail(request_id, entry.answer.meta)),
                              [*kept, (b"content-encoding", coding.encode())])
 
-    async def _head(self, url: str, entry: Entry, coding: str) -> Head:
+    async def _head(self, key: str, entry: Entry, coding: str) -> Head:
         """`entry`'s start compressed in `coding`: kept with it, else compressed by another
         worker (in Redis), else compressed now, once, and kept and shared. On the event
         loop, so no two requests of this process compress the same one (1.1 ms gzip, 1.8 ms
@@ -345,43 +395,43 @@ class ResponseCache:
             head = await self.shared.get_head(entry.answer.etag, coding)
             if head is None:
                 # Another request may have compressed it while this one waited for Redis.
-                head = self._kept_head(url, entry, coding)
+                head = self._kept_head(key, entry, coding)
                 if head is not None:
                     return head
         if head is None:
             head, compressed_now = Head.of(answers.envelope_start(entry.answer.data), coding), True
-        current = self.local.get(url)
+        current = self.local.get(key)
         if current is not None and current.answer is entry.answer:
-            self.local.put(url, dataclasses.replace(current,
+            self.local.put(key, dataclasses.replace(current,
                                                     heads={**current.heads, coding: head}))
         if compressed_now and self.shared is not None:
             await self.shared.put_head(entry.answer.etag, head)
         return head
 
-    def _kept_head(self, url: str, entry: Entry, coding: str) -> Head | None:
-        current = self.local.get(url)
+    def _kept_head(self, key: str, entry: Entry, coding: str) -> Head | None:
+        current = self.local.get(key)
         if current is None or current.answer is not entry.answer:
             return None
         return current.heads.get(coding)
 
-    async def _miss(self, scope, receive, send, url: str, operation: Operation,
-                    state: RequestState, *, lead: bool) -> None:
+    async def _miss(self, scope, receive, send, key: str, operation: Operation,
+                    state: RequestState, arguments: dict | None, *, lead: bool) -> None:
         """Build the answer (here, or Connexion), serve it and keep it when public. The
-        `lead` request of a URL is the one others arriving meanwhile wait for (`_follow`)."""
+        `lead` request of a key is the one others arriving meanwhile wait for (`_follow`)."""
         if not lead:
-            await self._build(scope, receive, send, url, operation, state)
+            await self._build(scope, receive, send, key, operation, state, arguments)
             return
-        self._building[url] = asyncio.get_running_loop().create_future()
+        self._building[key] = asyncio.get_running_loop().create_future()
         try:
-            await self._build(scope, receive, send, url, operation, state)
+            await self._build(scope, receive, send, key, operation, state, arguments)
         finally:
-            self._building.pop(url).set_result(None)
+            self._building.pop(key).set_result(None)
 
-    async def _build(self, scope, receive, send, url: str, operation: Operation,
-                     state: RequestState) -> None:
+    async def _build(self, scope, receive, send, key: str, operation: Operation,
+                     state: RequestState, arguments: dict | None) -> None:
         handler = self.handlers.get(operation)
-        arguments = (operation.arguments.read(scope["path"], scope["query_string"])
-                     if handler is not None else None)
+        if arguments is None and handler is not None:
+            arguments = operation.arguments.read(scope["path"], scope["query_string"])
         if arguments is not None:
             try:
                 handled = await self._handled(operation, handler, arguments, state)
@@ -390,7 +440,7 @@ class ResponseCache:
                 await answers.answer_problem(send, error, state.request_id)
                 return
             if handled:
-                await self._answer(send, url, await self._keep(url, state),
+                await self._answer(send, key, await self._keep(key, state),
                                    dict(scope["headers"]), state.request_id, MISS)
                 return
         start = {}
@@ -405,7 +455,7 @@ class ResponseCache:
         await self.app(scope, receive, keeping)
         if (start.get("status") == 200 and state.answer is not None
                 and state.admitted() is not None):
-            await self._keep(url, state)
+            await self._keep(key, state)
 
     async def _handled(self, operation: Operation, handler: Callable, arguments: dict,
                        state: RequestState) -> bool:
@@ -434,11 +484,11 @@ class ResponseCache:
             validator.validate(orjson.loads(answers.envelope(state.answer.data, state.request_id,
                                                              state.answer.meta)))
 
-    async def _keep(self, url: str, state: RequestState) -> Entry:
+    async def _keep(self, key: str, state: RequestState) -> Entry:
         """The request's public answer as an entry, kept here and shared."""
         admission = state.admitted()
         entry = Entry(admission.stamp, admission.hour, state.answer)
-        self.local.put(url, entry)
+        self.local.put(key, entry)
         if self.shared is not None:
-            await self.shared.put(url, entry)
+            await self.shared.put(key, entry)
         return entry

@@ -16,7 +16,7 @@ from flask import request
 from sqlalchemy import delete, event, text, update
 
 from agenda.app import create_app
-from edge.cache import Entry, LocalEntries
+from edge.cache import KNOWN_URLS, Entry, Keys, LocalEntries
 from edge.state import PublicAnswer
 from models import importing, organisations, tokens
 from models.events import Event
@@ -235,7 +235,8 @@ def test_private_answers_are_never_kept_or_served_to_another_token(app, client, 
     # A public answer beside them is kept (whatever other tests left in the cache).
     assert client.get("/v1/genres", headers=bearer(first)).status_code == 200
     kept = list(app.service.cache.local._entries)
-    assert "/v1/genres?" in kept and not any(url.startswith("/v1/me") for url in kept)
+    assert Keys.of("/v1/genres", {"limit": 25}) in kept
+    assert not any(key.lstrip("=").startswith("/v1/me") for key in kept)
 
 
 def test_an_answer_of_another_hour_is_not_served(app, client, auth, monkeypatch):
@@ -247,6 +248,53 @@ def test_an_answer_of_another_hour_is_not_served(app, client, auth, monkeypatch)
     with statements(app) as seen:
         client.get("/v1/events", headers=auth)
     assert read_catalogue(seen)
+
+
+def test_urls_asking_for_the_same_arguments_share_one_kept_answer(app, client, auth):
+    EventFactory(title="Spelled", venue__city="Amsterdam")
+    first = client.get("/v1/events?city=Amsterdam&limit=5", headers=auth)
+    assert first.headers["x-cache"] == "miss"
+    # Parameters in another order, a number or a letter written another way: the same
+    # arguments of the handler, so the same answer, served from what was kept.
+    for spelled in ("/v1/events?limit=5&city=Amsterdam", "/v1/events?city=Am%73terdam&limit=05"):
+        with statements(app) as seen:
+            again = client.get(spelled, headers=auth)
+        assert again.headers["x-cache"] == "hit" and not read_catalogue(seen)
+        assert (again.headers["etag"], again.json()["data"]) == (first.headers["etag"],
+                                                                 first.json()["data"])
+    # The default written out or left out.
+    assert client.get("/v1/events?city=Amsterdam", headers=auth).headers["x-cache"] == "miss"
+    assert client.get("/v1/events?limit=25&city=Amsterdam",
+                      headers=auth).headers["x-cache"] == "hit"
+    # Other values are other answers.
+    other = client.get("/v1/events?city=Rotterdam&limit=5", headers=auth)
+    assert other.headers["x-cache"] == "miss" and other.json()["data"] == []
+
+
+def test_a_url_the_reader_does_not_read_is_kept_under_itself(app, client, auth):
+    EventFactory()
+    # A boolean written `True` is not read before the framework (edge/arguments.py):
+    # Connexion answers it, and the answer is kept under the URL as written.
+    url = "/v1/events?has_tickets=True"
+    with framework_requests(app) as seen:
+        first = client.get(url, headers=auth)
+        again = client.get(url, headers=auth)
+    assert (first.status_code, again.status_code) == (200, 200)
+    assert (first.headers["x-cache"], again.headers["x-cache"]) == ("miss", "hit")
+    assert seen == ["/v1/events"]
+    assert client.get("/v1/events?has_tickets=true", headers=auth).headers["x-cache"] == "miss"
+
+
+def test_a_process_remembers_the_keys_of_the_urls_asked_most_recently():
+    keys = Keys(size=2)
+    for url in ("/a", "/b"):
+        keys.put(url, "=" + url)
+    assert keys.get("/a") == "=/a"  # /a is now the most recently asked
+    keys.put("/c", "=/c")
+    assert [keys.get(url) for url in ("/a", "/b", "/c")] == ["=/a", None, "=/c"]
+    assert KNOWN_URLS >= 5_000  # a long tail's URLs, each read once
+    assert Keys.of("/v1/events", {"limit": 5, "city": "A"}) == Keys.of(
+        "/v1/events", {"city": "A", "limit": 5}) != Keys.of("/v1/events", {"limit": 5})
 
 
 def test_bad_requests_are_answered_the_full_way(client, auth):

@@ -17,7 +17,7 @@ from sqlalchemy import text
 
 from adapters import watch as watch_module
 from agenda.app import create_app
-from edge.cache import SharedEntries
+from edge.cache import Keys, SharedEntries
 from models import organisations, tokens
 from tests.servers import AGENDA, agenda_serve, committed, drop_database, migrated_database
 
@@ -71,8 +71,12 @@ def test_writes_of_other_processes_are_visible_at_once_on_every_worker(database,
         empty = [web.get("/v1/venues?limit=50") for _ in range(6)]
         assert {answer.headers["etag"] for answer in empty} == {empty[0].headers["etag"]}
         assert empty[0].json()["data"] == []
-        # The answer is in Redis for the other worker and other hosts.
-        assert redis.Redis.from_url(redis_url).exists(SharedEntries.key("/v1/venues?limit=50"))
+        # The answer is in Redis for the other worker and other hosts, under its handler's
+        # arguments: another spelling of them is served what was kept.
+        assert redis.Redis.from_url(redis_url).exists(
+            SharedEntries.key(Keys.of("/v1/venues", {"limit": 50})))
+        spelled = [web.get("/v1/venues?limit=0050") for _ in range(4)]
+        assert {answer.headers["x-cache"] for answer in spelled} == {"hit"}
 
         _agenda(url, "import", EXAMPLE)
         imported = [web.get("/v1/venues?limit=50") for _ in range(6)]
