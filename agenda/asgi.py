@@ -12,6 +12,21 @@ from agenda.settings import load
 FLUSH_BYTES = 64 * 1024
 
 
+class LineFormatter(logging.Formatter):
+    """logging's own formatter with the time of day written once a second, not at every
+    line (`time.strftime` was a sixth of a line's cost)."""
+
+    _second: tuple[int, str] = (-1, "")
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 - logging's name
+        second, text = self._second
+        if int(record.created) != second:
+            second = int(record.created)
+            text = time.strftime("%Y-%m-%d %H:%M:%S", self.converter(record.created))
+            self._second = (second, text)  # one assignment: threads see both or neither
+        return f"{text},{int(record.msecs):03d}"
+
+
 class BatchingHandler(logging.StreamHandler):
     """Writes log lines to stderr in batches: at most `seconds` late, at once from
     `FLUSH_BYTES` buffered or a warning on. A write a line (the access log's, every request)
@@ -51,8 +66,14 @@ class BatchingHandler(logging.StreamHandler):
 
 
 settings = load()
-logging.basicConfig(level=logging.INFO, handlers=[BatchingHandler(settings.log_flush_seconds)],
-                    format="%(asctime)s %(levelname)s %(name)s %(message)s")
+# What a log line does not show is not looked up for each (the logging HOWTO's
+# "Optimization"): the caller's file and line, the thread, the process. With the time
+# written once a second, a line costs ~19 µs instead of ~32 (one a request: the access log).
+logging._srcfile = None  # noqa: SLF001 - the documented switch
+logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+handler = BatchingHandler(settings.log_flush_seconds)
+handler.setFormatter(LineFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+logging.basicConfig(level=logging.INFO, handlers=[handler])
 app = create_app()
 # What is loaded now (~200,000 objects: modules, the document, Connexion's operations) lives
 # as long as the process. Frozen, the cyclic collector skips it: on the full path of GET

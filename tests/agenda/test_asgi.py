@@ -1,5 +1,7 @@
 """The server's entry point (agenda/asgi.py): its log, written in batches, keeps every line."""
 
+import datetime as dt
+import re
 import uuid
 
 import httpx
@@ -21,3 +23,10 @@ def test_every_request_is_in_the_log_when_the_server_stops(database_url, tmp_pat
              for line in log.read_text().splitlines() if "agenda.access" in line}
     assert set(ids) <= set(lines)
     assert all(" GET /healthz 200 " in lines[request_id] for request_id in ids)
+    # Each line begins with its local time to the millisecond, as logging's own format.
+    line = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d{3} INFO agenda\.access "
+                      r"GET /healthz 200 \d+\.\dms request_id=[-0-9a-f]{36}")
+    times = [dt.datetime.fromisoformat(line.fullmatch(lines[request_id]).group(1))
+             for request_id in ids]
+    assert times == sorted(times)
+    assert abs(times[-1] - dt.datetime.now()) < dt.timedelta(minutes=5)
