@@ -161,7 +161,8 @@ def build_service(settings: Settings) -> Service:
     )
     if watch is not None:
         service.current_stamp = CurrentStamp(KeptStatement(direct_engine, stamp.READ),
-                                             service.admitting)
+                                             service.admissions,
+                                             settings.statement_timeout_ms / 1000)
     return service
 
 

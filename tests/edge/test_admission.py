@@ -113,9 +113,8 @@ def test_the_current_stamp_is_read_after_each_request_asked_one_read_for_all_wai
         return f"stamp-{len(reads)}"
 
     async def scenario():
-        loop = asyncio.get_running_loop()
         stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None),
-                              lambda f: loop.run_in_executor(None, f))
+                              None, 5.0)
         first = asyncio.ensure_future(stamps.read())
         await asyncio.sleep(0.05)  # its read is under way
         later = [asyncio.ensure_future(stamps.read()) for _ in range(3)]
@@ -140,11 +139,46 @@ def test_a_failed_read_of_the_current_stamp_fails_its_waiters_and_the_next_read_
         return outcome
 
     async def scenario():
-        loop = asyncio.get_running_loop()
         stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None),
-                              lambda f: loop.run_in_executor(None, f))
+                              None, 5.0)
         with pytest.raises(RuntimeError):
             await stamps.read()
         return await stamps.read()
 
     assert asyncio.run(scenario()) == "stamp"
+
+
+def test_requests_waiting_for_a_stamp_the_database_does_not_give_fail_within_the_deadline():
+    """A read that does not come back (a database that does not answer) fails every
+    request waiting for it once the deadline passed from the first one's arrival; those
+    arriving meanwhile wait for the next read, and fail by their own deadline too."""
+    release = threading.Event()
+    reads = []
+
+    def read() -> str:
+        reads.append(len(reads))
+        release.wait(5)
+        return "late"
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None),
+                              None, 0.2)
+        started = loop.time()
+        first = asyncio.ensure_future(stamps.read())
+        await asyncio.sleep(0.1)  # its read is under way
+        later = [asyncio.ensure_future(stamps.read()) for _ in range(3)]  # the next read's
+        outcome = (await asyncio.gather(first, return_exceptions=True))[0]
+        first_after = loop.time() - started
+        later_outcomes = await asyncio.gather(*later, return_exceptions=True)
+        later_after = loop.time() - started
+        release.set()
+        await asyncio.sleep(0.05)
+        return outcome, first_after, later_outcomes, later_after
+
+    outcome, first_after, later_outcomes, later_after = asyncio.run(scenario())
+    assert isinstance(outcome, TimeoutError)
+    assert 0.2 <= first_after < 0.3
+    assert all(isinstance(later, TimeoutError) for later in later_outcomes)
+    assert 0.3 <= later_after < 1.0
+    assert len(reads) == 1  # the next read waits for the database's answer to the first
