@@ -336,9 +336,9 @@ class ResponseCache:
     def _headers_valid(headers: dict, operation) -> bool:
         """Whether every header the document bounds is within bounds (else Connexion
         refuses it, the full way)."""
-        for name, validator in operation.headers:
+        for name, valid in operation.headers:
             value = headers.get(name)
-            if value is not None and not validator.is_valid(value.decode("latin-1")):
+            if value is not None and not valid(value.decode("latin-1")):
                 return False
         return True
 
