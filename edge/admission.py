@@ -139,6 +139,8 @@ class CurrentStamp:
     elsewhere by a notification, a moment after its commit; the answer must not come
     first). A read serves every request that was waiting when it began, so under load it is
     one round trip for many; a request arriving during a read waits for the next one.
+    A read begins after the loop's turn in which it was first asked for: requests that
+    arrived together share it, rather than all but the first waiting for a second.
     Every request waiting for a read is failed with a TimeoutError once `seconds` passed
     since the first of them asked (a database that does not answer): one timer a read, not
     one a request (`asyncio.timeout` was ~5% of a kept answer's time on the event loop)."""
@@ -169,12 +171,17 @@ class CurrentStamp:
 
             waiting.add_done_callback(settled)
             if not self._reading:
-                self._begin()
+                # Begun once the requests already ready to run on the loop (those that
+                # arrived with this one) have asked too: one read for all of them.
+                self._reading = True
+                loop.call_soon(self._begin)
         return await asyncio.shield(waiting)
 
     def _begin(self) -> None:
         waiting, self._next = self._next, None
-        self._reading = True
+        self._reading = waiting is not None
+        if waiting is None:  # expired before it began
+            return
 
         def done(task: asyncio.Future) -> None:
             self._reading = False

@@ -129,6 +129,26 @@ def test_the_current_stamp_is_read_after_each_request_asked_one_read_for_all_wai
     assert len(reads) == 2
 
 
+def test_requests_asking_for_the_stamp_in_the_same_turn_of_the_loop_share_one_read():
+    reads = []
+
+    def read() -> str:
+        reads.append(len(reads))
+        return f"stamp-{len(reads)}"
+
+    async def scenario():
+        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None),
+                              None, 5.0)
+        together = await asyncio.gather(*(stamps.read() for _ in range(5)))
+        after = await stamps.read()
+        return together, after
+
+    together, after = asyncio.run(scenario())
+    assert together == ["stamp-1"] * 5
+    assert after == "stamp-2"  # asked after that read: a read of its own
+    assert len(reads) == 2
+
+
 def test_a_failed_read_of_the_current_stamp_fails_its_waiters_and_the_next_read_runs():
     outcomes = iter([RuntimeError("database away"), "stamp"])
 
