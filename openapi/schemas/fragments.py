@@ -3,9 +3,9 @@
 A page of a list is mostly the same few hundred items over and over: an event appears
 in its city's list, its genre's, every date window around it, every radius search
 nearby. `Fragments` keeps each item's JSON as its schema (marshmallow, the definition of
-the output) dumped it, keyed by the item's whole value: a frozen dataclass, such as
-`models.events.EventSummary`, whose fields hold everything the output shows, the venue
-and organisation it embeds included. So a change to any of that (an event, its venue,
+the output) dumped it, keyed by the item's whole value: an immutable value, such as the
+named tuple `models.events.EventSummary`, whose fields hold everything the output shows,
+the venue and organisation it embeds included. So a change to any of that (an event, its venue,
 its organisation, its genres, by whatever writer) is a different key, and the next page
 renders it anew: there is nothing to invalidate, and nothing stale to serve. Old values
 age out of a bounded LRU.

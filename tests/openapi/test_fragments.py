@@ -1,6 +1,5 @@
 """Items serialized once per value (openapi/schemas/fragments.py)."""
 
-import dataclasses
 import datetime as dt
 
 import orjson
@@ -28,7 +27,7 @@ def summary(event_id: str, **changes) -> EventSummary:
         artwork_url="", updated_at=1,
         venue=VenueRef("v1", "Hangar", "Amsterdam", "Straat 1", 52.3, 4.9, "NL"),
         organisation=OrganisationRef("o1", "Crew"), genre_names=("Techno",))
-    return dataclasses.replace(event, **changes)
+    return event._replace(**changes)
 
 
 def test_an_items_json_is_rendered_once_and_shared_by_every_list_it_is_on():
