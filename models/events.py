@@ -17,7 +17,8 @@ from typing import NamedTuple
 
 from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Float, ForeignKey,
                         Index, Integer, Select, String, Text, and_, bindparam, func, not_, or_,
-                        select, text, union_all)
+                        select, text, true, union_all)
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from adapters.direct import session_rows
@@ -353,7 +354,10 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
             params["near_venues"] = near
     if after is not None:
         params |= position_params((dt.date.fromisoformat(after[0]), after[1], after[2]))
-    page = keyset_rows(session, _statement(given, filters.has_tickets, after is not None),
+    # On PostgreSQL a radius search's few venues are walked one by one (`_at_venues`).
+    by_venue = "near_venues" in given and session.get_bind().dialect.name == "postgresql"
+    page = keyset_rows(session, _statement(given, filters.has_tickets, after is not None,
+                                           by_venue),
                        params=params, limit=limit,
                        key_of=lambda row: (row.date, row.start, row.id))
     genres: dict[str, list[str]] = {}
@@ -409,13 +413,19 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
 
 
 @functools.lru_cache(maxsize=256)
-def _statement(given: frozenset[str], has_tickets: bool | None, after: bool) -> Select:
+def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
+               by_venue: bool = False) -> Select:
     """The statement of a list with these filters: its two ranges (see `list_events`) in
-    one."""
+    one; `by_venue`, the part from `from` on read venue by venue (`_at_venues`)."""
     rows = select(*_EVENT_COLUMNS).select_from(_listed(given))
     running = _billed(_narrowed(rows, given, has_tickets), given).where(
         _event.end_date.is_not(None), _event.date < bindparam("date_from"),
         _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
+    if by_venue:
+        return _summaries(keyset_union((keyset_statement(running, [_event.date, _event.start,
+                                                                   _event.id], after=after),
+                                        _at_venues(rows, given, has_tickets, after)),
+                                       ("date", "start", "id")).subquery())
     # From `from` on; a genre or artist filter walks its own ordered index instead.
     started = _narrowed(rows, given, has_tickets)
     order = [_event.date, _event.start, _event.id]
@@ -434,6 +444,31 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool) -> 
                                                                _event.id], after=after),
                                     keyset_statement(started, order, after=after)),
                                    ("date", "start", "id")).subquery())
+
+
+def _at_venues(rows: Select, given: frozenset[str], has_tickets: bool | None,
+               after: bool) -> Select:
+    """The part from `from` on of a radius search around its few venues (`near_venues`),
+    read venue by venue: each venue's events through its ordered index (venue, date, start,
+    id), at most a page of them, then the page of all. With the venues as one list, the
+    planner cannot tell how many events they hold: 44 venues within 2 km of a city centre
+    held 11,898 upcoming events at a million, read and sorted in full (126 ms, 11,420 pages
+    from disk) for a page of 10; venue by venue, 44 short index walks. PostgreSQL only
+    (`unnest` and `LATERAL`)."""
+    near = func.unnest(bindparam("near_venues", type_=postgresql.ARRAY(String()))
+                       ).table_valued("id").render_derived("near")
+    # The distance without the box: the box's index would draw the planner away from the
+    # venue's ordered one (it read 16,229 box entries for each venue, then sorted).
+    one = given - {"near_venues", "lat"}
+    order = [_event.date, _event.start, _event.id]
+    at_venue = _billed(_narrowed(rows, one, has_tickets), one).where(
+        _event.venue_id == near.c.id, _within_radius(), _event.date >= bindparam("date_from"))
+    if "date_to" in given:
+        at_venue = at_venue.where(_event.date <= bindparam("date_to"))
+    walked = keyset_statement(at_venue, order, after=after).lateral("at_venue")
+    return (select(walked).select_from(near).join(walked, true())
+            .order_by(walked.c.date, walked.c.start, walked.c.id)
+            .limit(bindparam("count", type_=Integer)))
 
 
 def shape(filters: EventFilters) -> tuple[frozenset[str], bool | None]:
@@ -520,11 +555,16 @@ def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None) ->
         query = query.where(
             _event.lat.between(bindparam("lat_min"), bindparam("lat_max")),
             _event.lng.between(bindparam("lng_min"), bindparam("lng_max")),
-            func.haversine_km(bindparam("lat", type_=Float), bindparam("lng", type_=Float),
-                              _event.lat, _event.lng) <= bindparam("radius_km", type_=Float))
+            _within_radius())
     if "near_venues" in given:
         query = query.where(among(_event.venue_id, "near_venues"))
     return query
+
+
+def _within_radius() -> ColumnElement[bool]:
+    """The event is within `radius_km` of (`lat`, `lng`)."""
+    return func.haversine_km(bindparam("lat", type_=Float), bindparam("lng", type_=Float),
+                             _event.lat, _event.lng) <= bindparam("radius_km", type_=Float)
 
 
 def get_event(session: Session, key: str) -> Event:
