@@ -141,55 +141,55 @@ class Entry:
                    PublicAnswer(packed[meta_end:], packed[8 + head_length:meta_end], etag))
 
 
-class LocalEntries:
-    """The entries of one process, least recently used first out, bounded in bytes."""
+class Recent:
+    """Values by key, the least recently used first out once their costs (`cost`, one each
+    unless a subclass says otherwise) pass `bound`. Read and written on the event loop only."""
 
-    def __init__(self, max_bytes: int):
-        self.max_bytes = max_bytes
+    def __init__(self, bound: int):
+        self.bound = bound
         self.size = 0
-        # Read and written on the event loop only.
-        self._entries: collections.OrderedDict[str, Entry] = collections.OrderedDict()
+        self._entries: collections.OrderedDict = collections.OrderedDict()
 
-    def get(self, key: str) -> Entry | None:
-        entry = self._entries.get(key)
-        if entry is not None:
+    def cost(self, _key: str, _value) -> int:
+        return 1
+
+    def get(self, key: str):
+        value = self._entries.get(key)
+        if value is not None:
             self._entries.move_to_end(key)
-        return entry
+        return value
 
-    def put(self, key: str, entry: Entry) -> None:
-        cost = entry.size() + len(key)
-        if cost > self.max_bytes:
+    def put(self, key: str, value) -> None:
+        cost = self.cost(key, value)
+        if cost > self.bound:
             return
         old = self._entries.pop(key, None)
         if old is not None:
-            self.size -= old.size() + len(key)
-        self._entries[key] = entry
+            self.size -= self.cost(key, old)
+        self._entries[key] = value
         self.size += cost
-        while self.size > self.max_bytes:
+        while self.size > self.bound:
             gone_key, gone = self._entries.popitem(last=False)
-            self.size -= gone.size() + len(gone_key)
+            self.size -= self.cost(gone_key, gone)
 
 
-class Keys:
+class LocalEntries(Recent):
+    """The entries of one process by key, bounded in bytes."""
+
+    def __init__(self, max_bytes: int):
+        super().__init__(max_bytes)
+
+    def cost(self, key: str, entry: Entry) -> int:
+        return entry.size() + len(key)
+
+
+class Keys(Recent):
     """The key each URL's answer is kept under (see the module's text), remembered for the
     `size` most recently asked URLs of this process so that an answer served again costs
     a look-up, not a reading of its query."""
 
     def __init__(self, size: int):
-        self.size = size
-        # Read and written on the event loop only.
-        self._known: collections.OrderedDict[str, str] = collections.OrderedDict()
-
-    def get(self, url: str) -> str | None:
-        key = self._known.get(url)
-        if key is not None:
-            self._known.move_to_end(url)
-        return key
-
-    def put(self, url: str, key: str) -> None:
-        self._known[url] = key
-        if len(self._known) > self.size:
-            self._known.popitem(last=False)
+        super().__init__(size)
 
     @staticmethod
     def of(path: str, arguments: dict) -> str:
@@ -325,9 +325,10 @@ class ResponseCache:
         """The key `url`'s answer is kept under, and its handler's arguments when they were
         read for it (a URL this process has not seen yet)."""
         key = self.keys.get(url)
-        if key is not None or operation not in self.handlers:
-            return key or url, None
-        arguments = operation.arguments.read(scope["path"], scope["query_string"])
+        if key is not None:
+            return key, None
+        arguments = (operation.arguments.read(scope["path"], scope["query_string"])
+                     if operation in self.handlers else None)
         key = url if arguments is None else Keys.of(scope["path"], arguments)
         self.keys.put(url, key)
         return key, arguments
