@@ -84,17 +84,20 @@ def count_events(session: Session, organisation_id: str) -> int:
 
 
 def _counts(session: Session, organisation_ids: list[str]) -> dict[str, int]:
-    """Public events per organisation, for the given organisations (absent: none)."""
-    # models.events imports this module for the events' `organisation`.
-    from models.events import PUBLIC, Event
+    """Public events per organisation, for the given organisations (absent: none): the sum of
+    its kept month counts over all cities and genres (models/facets.py), a row a month,
+    instead of counting its events (the busiest one's at a million events: 339 ms)."""
+    # models.facets imports models.events, which imports this module.
+    from models.facets import ALL, EventMonthCount
 
     if not organisation_ids:
         return {}
     rows = session.execute(
-        select(Event.organisation_id, func.count())
-        .where(Event.organisation_id.in_(organisation_ids), PUBLIC)
-        .group_by(Event.organisation_id))
-    return {organisation_id: count for organisation_id, count in rows}
+        select(EventMonthCount.organisation_id, func.sum(EventMonthCount.events))
+        .where(EventMonthCount.organisation_id.in_(organisation_ids),
+               EventMonthCount.city_key == ALL, EventMonthCount.genre == ALL)
+        .group_by(EventMonthCount.organisation_id))
+    return {organisation_id: int(count) for organisation_id, count in rows}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """GET /organisations and GET /organisations/{id}: filters, order, paging, events count."""
 
 import pytest
+from sqlalchemy import text
 
 from tests import api
 from tests.api import SITE, day
@@ -45,6 +46,27 @@ def test_every_field_with_the_count_of_approved_events(client, auth):
     assert detail.status_code == 200, detail.text
     assert detail.json()["data"] == expected
     assert detail.json()["meta"]["attribution"]
+
+
+def test_the_count_counts_each_event_once_and_follows_plain_sql(client, auth, db):
+    """The count is read from the kept month counts: an event of three genres is one, events
+    of other months add up, and a change in plain SQL (no ORM, no API) shows at once."""
+    organisation = OrganisationFactory()
+    EventFactory(organisation=organisation, date=day(2),
+                 genre_names=["Techno", "House", "Disco"])
+    EventFactory(organisation=organisation, date=day(-400))
+    moving = EventFactory(organisation=organisation, date=day(70))
+    path = f"/v1/organisations/{organisation.id}"
+    assert client.get(path, headers=auth).json()["data"]["events_count"] == 3
+    db.execute(text("UPDATE events SET status = 'rejected' WHERE id = :id"), {"id": moving.id})
+    assert client.get(path, headers=auth).json()["data"]["events_count"] == 2
+    db.execute(text("UPDATE organisations SET suspended = true WHERE id = :id"),
+               {"id": organisation.id})
+    db.execute(text("UPDATE organisations SET suspended = false WHERE id = :id"),
+               {"id": organisation.id})
+    db.execute(text("DELETE FROM events WHERE date < :day AND organisation_id = :id"),
+               {"day": day(0), "id": organisation.id})
+    assert ORGANISATIONS.page(client, auth, q=organisation.name)["data"][0]["events_count"] == 1
 
 
 def test_an_organisation_without_events_counts_zero(client, auth):
