@@ -38,6 +38,9 @@ MAX_SPAN_DAYS = 31
 FIRST_DAY = dt.date(1900, 1, 1)
 # The columns a facet count reads besides its filter's (PUBLIC, the dates, the city).
 COUNTED = ["status", "city_key", "end_date", "last_date"]
+# What a radius search's walk of each venue reads besides its keys (`_at_venues`): the
+# public condition's organisation and the distance's coordinates.
+AT_VENUE = ["organisation_id", "lat", "lng"]
 
 
 class Event(Base):
@@ -48,9 +51,10 @@ class Event(Base):
         Index("ix_events_order", "date", "start", "id"),
         Index("ix_events_city_order", "city_key", "date", "start", "id"),
         # With what the facet counts of one venue's or organisation's events read
-        # (models/facets.py): counted from the index alone, not from thousands of rows.
+        # (models/facets.py), and a radius search's walk of a venue: read from the index
+        # alone, not from thousands of rows.
         Index("ix_events_venue_order", "venue_id", "date", "start", "id",
-              postgresql_include=COUNTED),
+              postgresql_include=[*COUNTED, *AT_VENUE]),
         Index("ix_events_organisation_order", "organisation_id", "date", "start", "id",
               postgresql_include=COUNTED),
         Index("ix_events_lat_lng", "lat", "lng"),
@@ -455,26 +459,29 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
 def _at_venues(rows: Select, given: frozenset[str], has_tickets: bool | None,
                after: bool) -> Select:
     """The part from `from` on of a radius search around its few venues (`near_venues`),
-    read venue by venue: each venue's events through its ordered index (venue, date, start,
-    id), at most a page of them, then the page of all. With the venues as one list, the
-    planner cannot tell how many events they hold: 44 venues within 2 km of a city centre
-    held 11,898 upcoming events at a million, read and sorted in full (126 ms, 11,420 pages
-    from disk) for a page of 10; venue by venue, 44 short index walks. PostgreSQL only
-    (`unnest` and `LATERAL`)."""
+    read venue by venue: each venue's positions (date, start, id) through its ordered index
+    (venue, date, start, id, which carries the public condition's and the distance's
+    columns: migration 0019), at most a page of them, then the events of the page of all.
+    With the venues as one list, the planner cannot tell how many events they hold: 44
+    venues within 2 km of a city centre held 11,898 upcoming events at a million, read and
+    sorted in full (126 ms, 11,420 pages from disk) for a page of 10; venue by venue, 44
+    short index walks, and a page of events read. PostgreSQL only (`unnest` and
+    `LATERAL`)."""
     near = func.unnest(bindparam("near_venues", type_=postgresql.ARRAY(String()))
                        ).table_valued("id").render_derived("near")
     # The distance without the box: the box's index would draw the planner away from the
     # venue's ordered one (it read 16,229 box entries for each venue, then sorted).
     one = given - {"near_venues", "lat"}
     order = [_event.date, _event.start, _event.id]
-    at_venue = _billed(_narrowed(rows, one, has_tickets), one).where(
+    at_venue = _billed(_narrowed(rows.with_only_columns(*order), one, has_tickets), one).where(
         _event.venue_id == near.c.id, _within_radius(), _event.date >= bindparam("date_from"))
     if "date_to" in given:
         at_venue = at_venue.where(_event.date <= bindparam("date_to"))
     walked = keyset_statement(at_venue, order, after=after).lateral("at_venue")
-    return (select(walked).select_from(near).join(walked, true())
+    page = (select(walked).select_from(near).join(walked, true())
             .order_by(walked.c.date, walked.c.start, walked.c.id)
-            .limit(bindparam("count", type_=Integer)))
+            .limit(bindparam("count", type_=Integer))).subquery("positions")
+    return select(*_EVENT_COLUMNS).join_from(page, Event.__table__, _event.id == page.c.id)
 
 
 def shape(filters: EventFilters) -> tuple[frozenset[str], bool | None]:

@@ -171,6 +171,14 @@ def test_a_radius_around_a_few_venues_reads_their_events_and_lists_the_same(big_
         # Venue by venue: each one's events walked in the list's order, a page at most.
         assert '"Function Name": "unnest"' in page_plan, page_plan
         assert "ix_events_lat_lng" not in page_plan, page_plan
+        # Each walk yields positions, from an index carrying all it reads (migration 0019):
+        # the page's events are read by their ids.
+        assert '"Index Name": "pk_events"' in page_plan, page_plan
+        included = big_agenda.execute(text(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_events_venue_order'")
+        ).scalar_one()
+        assert "INCLUDE (status, city_key, end_date, last_date, organisation_id, lat, lng)" \
+            in included, included
 
     def listed(filters: events.EventFilters) -> list[str]:
         found, after = [], None
