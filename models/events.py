@@ -356,6 +356,13 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
         if len(near) <= NEAR_VENUES_AT_MOST:
             given |= {"near_venues"}
             params["near_venues"] = near
+    if {"city", "genre"} <= given and "date_to" not in given:
+        # Without an end, a page of both is a walk in the list's order of the city or of
+        # the genre: of the one holding fewer events. (Within a window, the planner reads
+        # both ranges.) models.facets imports this module (the lists' conditions).
+        from models.facets import city_holds_fewer
+        if city_holds_fewer(session, params):
+            given |= {"by_city"}
     if after is not None:
         params |= position_params((dt.date.fromisoformat(after[0]), after[1], after[2]))
     postgres = session.get_bind().dialect.name == "postgresql"
@@ -439,17 +446,24 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
     else:
         started = _narrowed(rows, given, has_tickets)
     order = [_event.date, _event.start, _event.id]
-    if "genre" in given:
+    if "by_city" in given:
+        # A city holding fewer events than the genre: its ordered index walked, the genre
+        # checked event by event (`city_holds_fewer`).
+        started = _billed(started, frozenset({"genre"}))
+    elif "genre" in given:
         started = started.join(EventGenre.__table__, and_(
             _genre.event_id == _event.id, _genre.genre == bindparam("genre")))
         order = [_genre.date, _genre.start, _genre.event_id]
     if "artist_id" in given:
         started = started.join(EventArtist.__table__, and_(
             _act.event_id == _event.id, _act.artist_id == bindparam("artist_id")))
-    started = started.where(order[0] >= bindparam("date_from"))
+    # The event's own date bounded too where the walk is the genre's (its copy): the other
+    # filters' indexes (a city's: city, date) then read the window, not every day of it.
+    dated = [order[0]] if order[0] is _event.date else [order[0], _event.date]
+    started = started.where(*(column >= bindparam("date_from") for column in dated))
     if "date_to" in given:
         running = running.where(_event.date <= bindparam("date_to"))
-        started = started.where(order[0] <= bindparam("date_to"))
+        started = started.where(*(column <= bindparam("date_to") for column in dated))
     return _summaries(keyset_union((keyset_statement(running, [_event.date, _event.start,
                                                                _event.id], after=after),
                                     keyset_statement(started, order, after=after)),

@@ -232,6 +232,27 @@ _KEPT_DAYS = select(_counts.date, _counts.events).where(
     _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre"))
 
 
+# Events from a month on (up to another) in a city, all genres, and of a genre, all cities.
+_CITY_AND_GENRE = select(
+    func.coalesce(func.sum(_months.events).filter(_months.genre == ALL), 0),
+    func.coalesce(func.sum(_months.events).filter(_months.city_key == ALL), 0),
+).where(_months.organisation_id == ALL,
+        _months.month.between(bindparam("first_month"), bindparam("last_month")),
+        ((_months.city_key == bindparam("city_key")) & (_months.genre == ALL))
+        | ((_months.city_key == ALL) & (_months.genre == bindparam("genre"))))
+
+
+def city_holds_fewer(session: Session, params: dict) -> bool:
+    """Whether the city of a list's `params` holds fewer events than its genre over the
+    months of the list's dates (`date_from`, `date_to` or none): walked in the list's
+    order, the smaller of the two reads fewer rows for a page of both (models/events.py)."""
+    last = params["date_to"] or dt.date.max
+    city, genre = session_rows(session, _CITY_AND_GENRE, {
+        "first_month": params["date_from"].replace(day=1), "last_month": last,
+        "city_key": params["city_key"], "genre": params["genre"]})[0]
+    return city < genre
+
+
 def _top(session: Session, filters: EventFilters, facet: str, today: dt.date,
          running: list[_Running] | None) -> list[FacetCount]:
     """The TOP values of `facet` ("genre" or "city_key") by count, highest first. With the

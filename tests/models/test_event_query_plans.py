@@ -12,9 +12,10 @@ import pytest
 from sqlalchemy import event as sa_event
 from sqlalchemy import insert, text
 
-from models import events
+from models import events, facets
 from models.events import Event, EventGenre
 from models.venues import Venue
+from tests import factories
 from tests.factories import OrganisationFactory
 
 ROWS = 10_000
@@ -125,6 +126,18 @@ def test_running_multi_day_events_are_found_through_their_own_small_index(big_ag
     assert "ix_events_running" in plan, plan
 
 
+def _listed(session, filters: events.EventFilters, limit: int = 40) -> list[str]:
+    """The ids of every page of the list, following its cursors."""
+    found, after = [], None
+    while True:
+        page = events.list_events(session, filters=filters, today=TODAY, after=after,
+                                  limit=limit)
+        found += [event.id for event in page.items]
+        if page.next_key is None:
+            return found
+        after = [page.next_key[0].isoformat(), *page.next_key[1:]]
+
+
 def _seq_scans(plan: str) -> list[str]:
     """The relations the plan reads with a sequential scan."""
     found = []
@@ -181,14 +194,7 @@ def test_a_radius_around_a_few_venues_reads_their_events_and_lists_the_same(big_
             in included, included
 
     def listed(filters: events.EventFilters) -> list[str]:
-        found, after = [], None
-        while True:
-            page = events.list_events(big_agenda, filters=filters, today=TODAY, after=after,
-                                      limit=40)
-            found += [event.id for event in page.items]
-            if page.next_key is None:
-                return found
-            after = [page.next_key[0].isoformat(), *page.next_key[1:]]
+        return _listed(big_agenda, filters)
 
     searches = [around_one, *(events.EventFilters(lat=52.37, lng=4.89, radius_km=radius_km)
                               for radius_km in (0.5, 10, 60))]
@@ -221,3 +227,31 @@ def test_a_words_share_of_the_events_is_estimated_from_a_histogram_of_1000_keys(
     assert held / 2 <= estimate <= held * 1.8, (estimate, held)
     rare = _plans(big_agenda, events.EventFilters(q="Stormvogel"))[-1]
     assert "ix_events_search_key_trgm" in rare and "ix_events_order" not in rare, rare
+
+
+def test_a_city_and_a_genre_walk_the_one_of_fewer_events_and_list_the_same(big_agenda,
+                                                                          monkeypatch):
+    """Without an end, a page of a city's events of a genre is a walk in the list's order of
+    the city's or of the genre's: of the one holding fewer events from `from` on, by the
+    kept month counts (walking a common genre for a small city read 3,978 rows and 17 ms
+    for a page of 25 at a million events; the city's, 1.7 ms). Both list the same."""
+    big_agenda.execute(text(
+        "INSERT INTO event_genres (event_id, genre, position, date, start) "
+        "SELECT event_id, 'Techno', 1, date, start FROM event_genres WHERE genre <> 'Techno'"))
+    factories.settled(big_agenda)
+    if big_agenda.bind.dialect.name == "postgresql":
+        big_agenda.execute(text("ANALYZE events, event_genres"))
+    few_of_many = events.EventFilters(city="Gent", genre="Techno")  # 1,250 of 10,000
+    plan = _plans(big_agenda, few_of_many)[-1]
+    assert "ix_events_city_order" in plan and "ix_event_genres_order" not in plan, plan
+    searches = [few_of_many, events.EventFilters(city="Amsterdam", genre="Techno"),
+                events.EventFilters(city="Gent", genre="Acid"),
+                events.EventFilters(city="gent", genre="Techno",
+                                    date_from=TODAY + dt.timedelta(days=20), max_price=20),
+                events.EventFilters(city="Gent", genre="Techno", date_from=TODAY,
+                                    date_to=TODAY + dt.timedelta(days=40))]
+    chosen = [_listed(big_agenda, filters, limit=70) for filters in searches]
+    assert all(chosen[:2]) and not chosen[2] and chosen[4]
+    monkeypatch.setattr(facets, "city_holds_fewer", lambda *_: False)  # the genre's walk
+    assert "ix_event_genres_order" in _plans(big_agenda, few_of_many)[-1]
+    assert chosen == [_listed(big_agenda, filters, limit=70) for filters in searches]
