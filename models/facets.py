@@ -24,8 +24,8 @@ import dataclasses
 import datetime as dt
 import functools
 
-from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select, text,
-                        union_all)
+from sqlalchemy import (ColumnElement, Date, Index, Integer, ScalarSelect, Select, String,
+                        bindparam, func, select, text, union_all)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -232,14 +232,19 @@ _KEPT_DAYS = select(_counts.date, _counts.events).where(
     _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre"))
 
 
-# Events from a month on (up to another) in a city, all genres, and of a genre, all cities.
+# Events from a month on (up to another) in a city, all genres, and of a genre, all cities:
+# each its own index range (as one OR, PostgreSQL read every count of those months: 11,678
+# rows, 1.7 ms at a million events).
+def _months_of(city: ColumnElement[bool], genre: ColumnElement[bool]) -> ScalarSelect:
+    return select(func.coalesce(func.sum(_months.events), 0)).where(
+        _months.organisation_id == ALL, city, genre,
+        _months.month.between(bindparam("first_month"), bindparam("last_month"))
+    ).scalar_subquery()
+
+
 _CITY_AND_GENRE = select(
-    func.coalesce(func.sum(_months.events).filter(_months.genre == ALL), 0),
-    func.coalesce(func.sum(_months.events).filter(_months.city_key == ALL), 0),
-).where(_months.organisation_id == ALL,
-        _months.month.between(bindparam("first_month"), bindparam("last_month")),
-        ((_months.city_key == bindparam("city_key")) & (_months.genre == ALL))
-        | ((_months.city_key == ALL) & (_months.genre == bindparam("genre"))))
+    _months_of(_months.city_key == bindparam("city_key"), _months.genre == ALL),
+    _months_of(_months.city_key == ALL, _months.genre == bindparam("genre")))
 
 
 def city_holds_fewer(session: Session, params: dict) -> bool:
