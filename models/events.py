@@ -20,6 +20,7 @@ from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Floa
                         select, text, true, union_all)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
+from sqlalchemy.types import NullType
 
 from adapters.direct import session_rows
 from models.db import Base, Timestamp, among
@@ -324,8 +325,11 @@ def _summaries(page, postgres: bool) -> Select:
     in each range instead, PostgreSQL took twice as long to plan the statement (~2 ms of a
     page's ~3 at a million events). On PostgreSQL with each event's genres in their order
     (an array), rather than a second statement after the page; SQLite has no arrays."""
+    # Typed as nothing: psycopg answers a list already, and a column with a result processor
+    # (SQLAlchemy's ARRAY has one) would send every value of every row through Python.
     genres = ([select(func.array_agg(postgresql.aggregate_order_by(_genre.genre,
-                                                                   _genre.position)))
+                                                                   _genre.position),
+                                     type_=NullType()))
                .where(_genre.event_id == page.c.id).scalar_subquery().label("genre_names")]
               if postgres else [])
     return (select(*(page.c[name] for name in _EVENT_FIELDS),
