@@ -86,7 +86,7 @@ def count_events(session: Session, organisation_id: str) -> int:
 def _counts(session: Session, organisation_ids: list[str]) -> dict[str, int]:
     """Public events per organisation, for the given organisations (absent: none): the sum of
     its kept month counts over all cities and genres (models/facets.py), a row a month,
-    instead of counting its events (the busiest one's at a million events: 339 ms)."""
+    instead of counting its events (a page of 97 at a million events: 86 ms, now 7.6)."""
     # models.facets imports models.events, which imports this module.
     from models.facets import ALL, EventMonthCount
 
