@@ -269,8 +269,8 @@ class OrganisationRef(NamedTuple):
 class EventSummary(NamedTuple):
     """An event as a list shows it: no bill, set times, maps or long texts.
 
-    Lists read these as plain rows (one statement a part of the list, one for the page's
-    genres) rather than as `Event` objects: loading mapped objects with their venue,
+    Lists read these as plain rows (one statement a page, its genres in it on PostgreSQL)
+    rather than as `Event` objects: loading mapped objects with their venue,
     organisation and genres was most of the cost of a page. Named tuples, as its venue and
     organisation: made, hashed and compared in C (a rendered summary is kept by its value,
     openapi/schemas/fragments.py), 5-10x faster than frozen dataclasses.
@@ -353,13 +353,13 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     range from `from` minus the longest span would read every event of that month
     before reaching today's: thousands of rows at a million events.) The statement is
     built once for each shape of the filters (which are given, not their values) and
-    takes the values as parameters; the page's genres are a second one. A radius search
-    first reads the venues within it (`NEAR_VENUES_AT_MOST`).
+    takes the values as parameters; on PostgreSQL it brings each event's genres too (on
+    SQLite they are a second one). A radius search first reads the venues within it
+    (`NEAR_VENUES_AT_MOST`); a city and a genre without an end, which of the two holds
+    fewer events (`city_holds_fewer`).
     """
     filters.check()
-    given = frozenset(name for name in _SHAPING if getattr(filters, name) is not None)
-    if filters.min_price:
-        given |= {"min_price"}
+    given = shape(filters)[0]
     params = _params(filters, today)
     if "lat" in given:
         near = [venue.id for venue in session_rows(session, _NEAR_VENUES, params)]

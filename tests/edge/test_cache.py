@@ -16,7 +16,7 @@ from flask import request
 from sqlalchemy import delete, event, text, update
 
 from agenda.app import create_app
-from edge.cache import Entry, Keys, LocalEntries
+from edge.cache import KNOWN_URLS, Entry, Keys, LocalEntries
 from edge.state import PublicAnswer
 from models import importing, organisations, tokens
 from models.events import Event
@@ -292,6 +292,7 @@ def test_a_process_remembers_the_keys_of_the_urls_asked_most_recently():
     assert keys.get("/a") == "=/a"  # /a is now the most recently asked
     keys.put("/c", "=/c")
     assert [keys.get(url) for url in ("/a", "/b", "/c")] == ["=/a", None, "=/c"]
+    assert KNOWN_URLS >= 5_000  # a long tail's URLs, each read once
     assert Keys.of("/v1/events", {"limit": 5, "city": "A"}) == Keys.of(
         "/v1/events", {"city": "A", "limit": 5}) != Keys.of("/v1/events", {"limit": 5})
 
