@@ -25,24 +25,27 @@ demo events (`agenda demo-data`) and serves the service with 2 workers, twice:
   page and the long tail, every request built (`built`): the cost of a miss; also the
   facet counts (`facets=genre,city,date`) unfiltered and within the organisation with the
   most events coming, beside the same two lists without them: a faceted request's cost
-  next to the same list's miss. These four rows are measured in turns (`alternating`),
+  next to the same list's miss. These four rows are measured in turns (`in_turns`),
   so that a machine whose speed drifts during the run drifts under each of them alike.
 
-Then it serves the floor (bench/floor.py: a bare Connexion route returning a prebuilt
-body of the size of the first page) the same way. Every row gives requests/s, p50 and
-p99, the CPU time of the server's processes (master and workers) per request, the
-largest worker's resident memory after the run, and its throughput and CPU per request
-as ratios to the floor's. The table is printed after each size and, at the end, written
-with a line naming the date, commit, machine and settings to `--output`, followed by
-the tables of `bench/organiser.py` (POST /scan by 8 doors, deliveries of 500 tickets),
-which it runs last unless `--no-organiser`. Numbers are only comparable within one run:
-wrk shares the machine's cores with the servers.
+The floor (bench/floor.py: a bare Connexion route returning a prebuilt body of the size
+of the first page, served the same way) is measured in turns with the unfiltered cached
+page and its 304, beside the service keeping answers: the hot URL's ratios do not depend
+on when the floor ran. Every row gives requests/s, p50 and p99, the CPU time of the
+server's processes (master and workers) per request, the largest worker's resident
+memory after the run, and its throughput and CPU per request as ratios to the floor's.
+The table is printed after each size and, at the end, written with a line naming the
+date, commit, machine and settings to `--output`, followed by the tables of
+`bench/organiser.py` (POST /scan by 8 doors, deliveries of 500 tickets), which it runs
+last unless `--no-organiser`. Numbers are only comparable within one run: wrk shares the
+machine's cores with the servers.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import datetime as dt
 import importlib.util
 import json
@@ -59,6 +62,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from email.message import Message
 from pathlib import Path
 
@@ -277,18 +281,18 @@ def wrk(url: str, token: str | None, *, duration: int, connections: int,
     return result
 
 
-def alternating(urls: dict[str, str], token: str, *, duration: int, server: subprocess.Popen,
-                slices: int = 5, **options) -> dict[str, dict]:
-    """`wrk` on each of `urls` in turn, `slices` times (each a second of warm-up first, then
-    `duration` / `slices` seconds a turn, at least one): rows whose ratios do not depend on
-    when each ran. Requests/s and CPU µs per request over all of a URL's turns; p50 and p99
-    the median of its turns'; RSS after its last."""
+def in_turns(measures: dict[str, Callable[..., dict]], *, duration: int, slices: int = 5,
+             **options) -> dict[str, dict]:
+    """Each of `measures` (a `wrk` run, given `duration`, `warm_up` and `options`) in turn,
+    `slices` times (each a second of warm-up first, then `duration` / `slices` seconds a
+    turn, at least one): rows whose ratios do not depend on when each ran. Requests/s and
+    CPU µs per request over all of a row's turns; p50 and p99 the median of its turns';
+    304s added up; RSS after its last."""
     seconds = max(1, duration // slices)
-    turns: dict[str, list[dict]] = {name: [] for name in urls}
+    turns: dict[str, list[dict]] = {name: [] for name in measures}
     for index in range(slices):
-        for name, url in urls.items():
-            turns[name].append(wrk(url, token, duration=seconds, server=server,
-                                   warm_up=index == 0, **options))
+        for name, measure in measures.items():
+            turns[name].append(measure(duration=seconds, warm_up=index == 0, **options))
     rows = {}
     for name, runs in turns.items():
         requests = sum(run["requests"] for run in runs)
@@ -299,7 +303,9 @@ def alternating(urls: dict[str, str], token: str, *, duration: int, server: subp
             "requests": requests,
             "socket_errors": "; ".join(run["socket_errors"] for run in runs
                                        if run["socket_errors"]) or None,
-            "not_modified": None, "hits": None,
+            "not_modified": (None if runs[0]["not_modified"] is None
+                             else sum(run["not_modified"] for run in runs)),
+            "hits": None,
             "cpu_us": sum(run["cpu_us"] * run["requests"] for run in runs) / requests,
             "rss_mb": runs[-1]["rss_mb"]}
     return rows
@@ -343,28 +349,38 @@ def revalidation(url: str, token: str, server: subprocess.Popen, **options) -> d
 
 
 def service(env: dict, token: str, paths: Path, *, cached: bool,
-            **options) -> tuple[int, dict]:
+            **options) -> tuple[int, dict | None, dict]:
     """Serve the service keeping answers or not and measure it: the size of the first page,
-    and the wrk figures of each row."""
+    the floor's wrk figures and the wrk figures of each row. Keeping answers, the floor is
+    served beside it and measured in turns with the hot URL and its 304 (otherwise None)."""
     label = "cached" if cached else "built"
     server = serve([str(BIN / "agenda"), "serve", "--port", str(PORT), "--workers", "2"],
                    {**env, "AGENDA_RESPONSE_CACHE": "true" if cached else "false"}, PORT)
     try:
         base = f"http://127.0.0.1:{PORT}/v1/events?limit=25"
         body = get(base, token)[0]
-        results = {f"{label}: {name}": wrk(f"{base}&{query}" if query else base, token,
-                                           server=server, warm_up=True, **options)
-                   for name, query in SCENARIOS.items()}
+        bottom, results = None, {}
+        if cached:
+            with floor_served(env, len(body)) as floor:
+                results = in_turns({
+                    "floor": functools.partial(wrk, f"http://127.0.0.1:{FLOOR_PORT}/v1/floor",
+                                               None, server=floor),
+                    f"{label}: no filter": functools.partial(wrk, base, token, server=server),
+                    f"{label}: revalidation (304)": functools.partial(revalidation, base,
+                                                                      token, server),
+                }, **options)
+            bottom = results.pop("floor")
+        results |= {f"{label}: {name}": wrk(f"{base}&{query}" if query else base, token,
+                                             server=server, warm_up=True, **options)
+                    for name, query in SCENARIOS.items() if f"{label}: {name}" not in results}
         if not cached:
             organisation = busiest_organisation(env["AGENDA_DATABASE_URL"])
             paired = {"no filter, in turns with the facets": base} | {
                 name: f"{base}&{query.format(organisation=organisation)}"
                 for name, query in BUILT_ONLY.items()}
-            results |= {f"{label}: {name}": row for name, row in
-                        alternating(paired, token, server=server, **options).items()}
-        if cached:
-            results[f"{label}: revalidation (304)"] = revalidation(base, token, server,
-                                                                   warm_up=True, **options)
+            results |= in_turns({f"{label}: {name}": functools.partial(wrk, url, token,
+                                                                       server=server)
+                                 for name, url in paired.items()}, **options)
         results[f"{label}: deep page (page {DEEP + 1})"] = wrk(
             deep_page(base, token), token, server=server, warm_up=True, **options)
         if cached:
@@ -374,7 +390,7 @@ def service(env: dict, token: str, paths: Path, *, cached: bool,
         results |= long_tail(label, token, paths, server, uniform_only=not cached, **options)
     finally:
         stop(server)
-    return len(body), results
+    return len(body), bottom, results
 
 
 def long_tail(label: str, token: str, paths: Path, server: subprocess.Popen, *,
@@ -459,15 +475,16 @@ def shared_limits(env: dict, token: str, redis_url: str, paths: Path, **options)
         stop(server)
 
 
-def floor(env: dict, body_size: int, **options) -> dict:
-    """Serve the framework floor with a body of `body_size` bytes and measure it."""
+@contextlib.contextmanager
+def floor_served(env: dict, body_size: int):
+    """The framework floor, answering a body of `body_size` bytes, served inside the block
+    (uvicorn with 2 workers, as the service): its server process."""
     server = serve([str(BIN / "uvicorn"), "bench.floor:app", "--port", str(FLOOR_PORT),
                     "--workers", "2", "--log-level", "warning"],
                    {**env, "AGENDA_FLOOR_BYTES": str(body_size), "PYTHONPATH": str(ROOT)},
                    FLOOR_PORT)
     try:
-        return wrk(f"http://127.0.0.1:{FLOOR_PORT}/v1/floor", None, server=server,
-                   warm_up=True, **options)
+        yield server
     finally:
         stop(server)
 
@@ -508,11 +525,11 @@ def main() -> None:
         maintain(url)
         with tempfile.TemporaryDirectory() as folder:
             paths = long_tail_paths(env, token, Path(folder))
-            body_size, results = service(env, token, paths, cached=True, **measuring)
+            body_size, bottom, results = service(env, token, paths, cached=True, **measuring)
             if args.redis:
                 results |= shared_limits(env, token, args.redis, paths, **measuring)
-            results |= service(env, token, paths, cached=False, **measuring)[1]
-        rows.append((size, body_size, floor(env, body_size, **measuring), results))
+            results |= service(env, token, paths, cached=False, **measuring)[2]
+        rows.append((size, body_size, bottom, results))
         print("\n" + table(rows), flush=True)
     doors = organiser(args.duration) if args.organiser else ""
     args.output.parent.mkdir(parents=True, exist_ok=True)
