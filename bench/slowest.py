@@ -27,8 +27,8 @@ from run import BIN, PORT, ROOT, database, prepared, serve, stop
 def kind(path: str) -> str:
     """A URL's path (ids as `{id}`) and the sorted names of its query's parameters."""
     parts = urllib.parse.urlsplit(path)
-    head = "/".join("{id}" if "_" in part and len(part) > 12 else part
-                    for part in parts.path.split("/"))
+    segments = parts.path.split("/")  # "", "v1", the resource, its id or slug, ...
+    head = "/".join(segments[:3] + ["{id}"] * (len(segments) > 3) + segments[4:])
     return f"{head}?{'&'.join(sorted(name for name, _ in urllib.parse.parse_qsl(parts.query)))}"
 
 

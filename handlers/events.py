@@ -44,4 +44,4 @@ def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, ci
 
 def get_event(id_: str):
     """One event by id or slug, with its bill, set times and maps."""
-    return envelope.public(detail.dump(events.get_event(session(), id_)))
+    return envelope.public(detail.dump(events.event_detail(session(), id_)))

@@ -16,8 +16,8 @@ import math
 from typing import NamedTuple
 
 from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Float, ForeignKey,
-                        Index, Integer, Select, String, Text, and_, bindparam, func, not_, or_,
-                        select, text, true, union_all)
+                        Index, Integer, Select, String, Text, and_, bindparam, func, not_, null,
+                        or_, select, text, true, union_all)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from sqlalchemy.types import NullType
@@ -607,8 +607,71 @@ def _within_radius() -> ColumnElement[bool]:
                              _event.lat, _event.lng) <= bindparam("radius_km", type_=Float)
 
 
+class LineupEntry(NamedTuple):
+    """An act on an event's bill, in `EventDetail`."""
+
+    artist_id: str
+    name: str
+    position: int
+
+
+# An event as its detail shows it (GET /events/{id}, the MCP tool `get_event`): the fields
+# of its summary, then its bill, set times, maps, rules and origin. Read as plain rows like
+# a list's summaries (`event_detail`), not as an `Event` with its relationships.
+EventDetail = NamedTuple("EventDetail", [
+    *EventSummary.__annotations__.items(), ("description", str),
+    ("lineup", tuple[LineupEntry, ...]), ("timetable", dict), ("maps", list), ("rules", list),
+    ("dress", str | None), ("source", str), ("source_url", str)])
+_DETAIL_FIELDS = ["description", "timetable", "maps", "rules", "dress", "source", "source_url"]
+_DETAIL_AT = _GENRES_AT + 1
+_LINEUP = (select(_act.artist_id, _act.name, _act.position).where(_act.event_id == bindparam("id"))
+           .order_by(_act.position))
+
+
+@functools.cache
+def _detail(postgres: bool) -> Select:
+    """The statement of `event_detail`: the event with its venue and organisation, and on
+    PostgreSQL its genres and bill in their order (SQLite reads those in two more)."""
+    genres = select(func.array_agg(postgresql.aggregate_order_by(_genre.genre, _genre.position),
+                                   type_=NullType())).where(_genre.event_id == _event.id)
+    # psycopg answers JSON parsed: a list of [artist_id, name, position] per act.
+    lineup = select(func.json_agg(postgresql.aggregate_order_by(
+        func.json_build_array(_act.artist_id, _act.name, _act.position), _act.position),
+        type_=NullType())).where(_act.event_id == _event.id)
+    return (select(*(_event[name] for name in _EVENT_FIELDS),
+                   *(_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS),
+                   _organisation.id.label("organisation_id"),
+                   _organisation.name.label("organisation_name"),
+                   (genres.scalar_subquery() if postgres else null()).label("genre_names"),
+                   *(_event[name] for name in _DETAIL_FIELDS),
+                   (lineup.scalar_subquery() if postgres else null()).label("lineup"))
+            .join_from(Event.__table__, Venue.__table__, _venue.id == _event.venue_id)
+            .join(Organisation.__table__, _organisation.id == _event.organisation_id)
+            .where(or_(_event.id == bindparam("key"), _event.slug == bindparam("key")), PUBLIC)
+            .limit(1))
+
+
+def event_detail(session: Session, key: str) -> EventDetail:
+    """The public event (`PUBLIC`) with this id or slug as its detail shows it; `NotFound`
+    otherwise. One statement on PostgreSQL (its genres and bill in it), three on SQLite."""
+    postgres = session.get_bind().dialect.name == "postgresql"
+    found = session_rows(session, _detail(postgres), {"key": key})
+    if not found:
+        raise NotFound("event", key)
+    row = found[0]
+    if postgres:
+        genres, lineup = row.genre_names or (), row.lineup or ()
+    else:
+        genres = [genre for _, genre in session_rows(session, _GENRES, {"ids": [row.id]})]
+        lineup = session_rows(session, _LINEUP, {"id": row.id})
+    return EventDetail(*_summary(row, genres), *row[_DETAIL_AT:_DETAIL_AT + 1],
+                       tuple(LineupEntry(*act) for act in lineup),
+                       *row[_DETAIL_AT + 1:_DETAIL_AT + len(_DETAIL_FIELDS)])
+
+
 def get_event(session: Session, key: str) -> Event:
-    """The public event (`PUBLIC`) with this id or slug; `NotFound` otherwise."""
+    """The public event (`PUBLIC`) with this id or slug, mapped (the site's pages, festivals);
+    `NotFound` otherwise. The API's detail reads plain rows: `event_detail`."""
     event = session.scalars(
         select(Event).where(or_(Event.id == key, Event.slug == key), PUBLIC)).first()
     if event is None:

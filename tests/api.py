@@ -1,10 +1,13 @@
-"""What the API tests share: the agenda's days, reading list pages and naming the bad
-parameters of a 400."""
+"""What the API tests share: the agenda's days, reading list pages, naming the bad
+parameters of a 400 and the statements a request runs."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
+
+from sqlalchemy import event
 
 from models.calendar import today
 
@@ -64,3 +67,18 @@ class Listing:
     def bad(self, client, auth, **params) -> set[str]:
         """The parameters a 400 answer to a GET of the list names."""
         return bad_params(client, auth, self.path, **params)
+
+
+@contextlib.contextmanager
+def statements(engine):
+    """The SQL of each statement `engine` runs inside the block, in order."""
+    seen: list[str] = []
+
+    def record(_connection, _cursor, statement, *_args):
+        seen.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", record)

@@ -4,7 +4,7 @@ pooled one, session_rows (a list's and its counts' statements) on a session's.""
 import datetime as dt
 
 import pytest
-from sqlalchemy import (Integer, String, bindparam, column, event, func, literal_column, select,
+from sqlalchemy import (Integer, String, bindparam, column, func, literal_column, select,
                         text, update)
 from sqlalchemy.exc import DBAPIError
 
@@ -13,6 +13,7 @@ from models.releases import Release
 from models.tokens import ApiToken
 from adapters.direct import DirectStatements, compiled, session_rows, timed_out
 from models.db import among, make_engine, make_sessionmaker
+from tests import api
 from tests.servers import drop_database, scratch_database
 
 
@@ -128,18 +129,9 @@ def test_session_rows_read_in_the_sessions_transaction_with_typed_values(engine)
 
 
 def test_session_rows_run_the_engines_cursor_events(engine):
-    seen = []
-
-    def record(_connection, _cursor, statement, parameters, _context, _many):
-        seen.append((statement, parameters))
-
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        with make_sessionmaker(engine)() as session:
-            session_rows(session, _RELEASES, {"since": dt.date(2026, 1, 1), "ids": ["rel-1"]})
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
-    assert [statement for statement, _ in seen if "FROM releases" in statement]
+    with api.statements(engine) as seen, make_sessionmaker(engine)() as session:
+        session_rows(session, _RELEASES, {"since": dt.date(2026, 1, 1), "ids": ["rel-1"]})
+    assert [statement for statement in seen if "FROM releases" in statement]
 
 
 def test_a_session_statement_past_its_deadline_fails_as_sqlalchemy_raises_it(engine):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from flask import request
-from sqlalchemy import delete, event, text, update
+from sqlalchemy import delete, text, update
 
 from agenda.app import create_app
 from edge.cache import KNOWN_URLS, Entry, Keys, LocalEntries
@@ -22,26 +22,12 @@ from models import importing, organisations, tokens
 from models.events import Event
 from models.people import Person
 from models.stamp import CATALOGUE_TABLES
+from tests import api
 from tests.conftest import APP_SETTINGS
 from tests.factories import EventFactory, OrganisationFactory, PersonFactory, settled
 from tests.servers import committed, drop_database, migrated_database
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "example-import.jsonl"
-
-
-@contextlib.contextmanager
-def statements(app):
-    """The SQL statements the application runs inside the block."""
-    seen = []
-
-    def record(_conn, _cursor, statement, *_args):
-        seen.append(statement)
-
-    event.listen(app.service.engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        event.remove(app.service.engine, "before_cursor_execute", record)
 
 
 def read_catalogue(seen: list[str], table: str = "events") -> bool:
@@ -55,7 +41,7 @@ def bearer(token: str) -> dict:
 def test_an_answer_asked_again_is_served_without_reading_the_catalogue(app, client, auth):
     EventFactory(title="Kept Night")
     first = client.get("/v1/events?limit=5", headers=auth)
-    with statements(app) as seen:
+    with api.statements(app.service.engine) as seen:
         again = client.get("/v1/events?limit=5", headers=auth)
     assert again.status_code == 200
     assert not read_catalogue(seen)
@@ -139,7 +125,7 @@ def test_a_change_to_the_catalogue_is_visible_at_once(app, client, auth, db, cha
         db.execute(update(Event).where(Event.id == kept.id).values(title="Renamed"))
     else:
         db.execute(delete(Event).where(Event.id == kept.id))
-    with statements(app) as seen:
+    with api.statements(app.service.engine) as seen:
         after = client.get("/v1/events", headers=auth)
     assert read_catalogue(seen)
     titles = [item["title"] for item in after.json()["data"]]
@@ -245,7 +231,7 @@ def test_an_answer_of_another_hour_is_not_served(app, client, auth, monkeypatch)
     monkeypatch.setattr(app.service.usage, "clock", lambda: moment)
     client.get("/v1/events", headers=auth)
     monkeypatch.setattr(app.service.usage, "clock", lambda: moment + 3600)
-    with statements(app) as seen:
+    with api.statements(app.service.engine) as seen:
         client.get("/v1/events", headers=auth)
     assert read_catalogue(seen)
 
@@ -257,7 +243,7 @@ def test_urls_asking_for_the_same_arguments_share_one_kept_answer(app, client, a
     # Parameters in another order, a number or a letter written another way: the same
     # arguments of the handler, so the same answer, served from what was kept.
     for spelled in ("/v1/events?limit=5&city=Amsterdam", "/v1/events?city=Am%73terdam&limit=05"):
-        with statements(app) as seen:
+        with api.statements(app.service.engine) as seen:
             again = client.get(spelled, headers=auth)
         assert again.headers["x-cache"] == "hit" and not read_catalogue(seen)
         assert (again.headers["etag"], again.json()["data"]) == (first.headers["etag"],
@@ -372,9 +358,10 @@ def test_requests_arriving_while_an_answer_is_built_wait_for_it(catalogue_commit
     app = create_app({"database_url": url, **APP_SETTINGS})
     try:
         with app.test_client() as client:
-            with statements(app) as alone:
+            engine = app.service.engine
+            with api.statements(engine) as alone:
                 assert client.get("/v1/events?limit=3", headers=bearer(token)).status_code == 200
-            with statements(app) as together, concurrent.futures.ThreadPoolExecutor(16) as pool:
+            with api.statements(engine) as together, concurrent.futures.ThreadPoolExecutor(16) as pool:
                 answers = list(pool.map(
                     lambda _: client.get("/v1/events?limit=4", headers=bearer(token)), range(16)))
     finally:

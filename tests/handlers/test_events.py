@@ -1,7 +1,11 @@
 """GET /events and GET /events/{id}: every filter, order, paging and the detail."""
 
 import pytest
+from marshmallow.experimental.context import Context
+from sqlalchemy import text
 
+from models import events
+from openapi.schemas.events import EventDetailSchema
 from tests import api
 from tests.api import day
 from tests.factories import ArtistFactory, EventFactory, OrganisationFactory, VenueFactory
@@ -241,3 +245,36 @@ def test_detail_of_a_missing_or_unapproved_event_is_404(client, auth):
         response = client.get(f"/v1/events/{key}", headers=auth)
         assert response.status_code == 404
         assert response.json()["error"]["code"] == "not_found"
+
+
+def test_the_detail_read_as_plain_rows_is_the_mapped_events_rendering(client, auth, db):
+    """GET /events/{id} reads the event as plain rows (`event_detail`): what it answers is
+    exactly what the mapped event renders to, genres and bill in their order included."""
+    first, second, third = (ArtistFactory(name=name) for name in ("Sim", "Ida", "Jan"))
+    event = EventFactory(acts=[first, second, third], genre_names=["Techno", "Acid", "House"],
+                         timetable={"Main": [["23:00", "Sim"]]}, dress=None, rules=[],
+                         maps=[{"label": "Floor", "image_url": "https://img.example/floor.png",
+                                "source": None}],
+                         end_date=day(9), postponed_to=None, price=None)
+    bare = EventFactory(acts=[], genre_names=[], timetable={}, maps=[])
+    db.execute(text("UPDATE event_artists SET position = 2 - position WHERE event_id = :id"),
+               {"id": event.id})
+    db.expire_all()
+    with Context({"site_url": "http://127.0.0.1:8080"}):
+        for shown in (event, bare):
+            expected = EventDetailSchema().dump(events.get_event(db, shown.slug))
+            response = client.get(f"/v1/events/{shown.slug}", headers=auth)
+            assert response.json()["data"] == expected
+    lineup = client.get(f"/v1/events/{event.id}", headers=auth).json()["data"]["lineup"]
+    assert [(act["name"], act["order"]) for act in lineup] == [("Jan", 0), ("Ida", 1), ("Sim", 2)]
+
+
+def test_the_detail_is_one_statement_on_postgresql(db):
+    """An event's detail comes with its genres and bill in one statement on PostgreSQL (one
+    round trip and one planning a miss); SQLite reads them in two more."""
+    event = EventFactory(acts=[ArtistFactory()], genre_names=["Techno", "House"])
+    with api.statements(db.get_bind().engine) as statements:
+        detail = events.event_detail(db, event.id)
+    postgres = db.get_bind().dialect.name == "postgresql"
+    assert len(statements) == (1 if postgres else 3), statements
+    assert detail.genre_names == ("Techno", "House") and len(detail.lineup) == 1

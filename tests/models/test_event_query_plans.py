@@ -16,7 +16,7 @@ from adapters import direct
 from models import events, facets
 from models.events import Event, EventGenre
 from models.venues import Venue
-from tests import factories
+from tests import api, factories
 from tests.factories import OrganisationFactory
 
 ROWS = 10_000
@@ -269,18 +269,9 @@ def test_a_page_with_its_genres_is_one_statement_on_postgresql(big_agenda):
     big_agenda.execute(text("INSERT INTO event_genres (event_id, genre, position, date, start) "
                             "SELECT event_id, 'Acid', 0, date, start FROM event_genres "
                             "WHERE event_id = :id"), {"id": first})
-    statements = []
-
-    def count(_conn, _cursor, statement, _parameters, _context, _many):
-        statements.append(statement)
-
-    engine = big_agenda.get_bind().engine
-    sa_event.listen(engine, "before_cursor_execute", count)
-    try:
+    with api.statements(big_agenda.get_bind().engine) as statements:
         page = events.list_events(big_agenda, filters=amsterdam, today=TODAY, after=None,
                                   limit=25)
-    finally:
-        sa_event.remove(engine, "before_cursor_execute", count)
     postgres = big_agenda.bind.dialect.name == "postgresql"
     assert len(statements) == (1 if postgres else 2), statements
     genres = {event.id: event.genre_names for event in page.items}
