@@ -42,6 +42,9 @@ COUNTED = ["status", "city_key", "end_date", "last_date"]
 # What a radius search's walk of each venue reads besides its keys (`_at_venues`): the
 # public condition's organisation and the distance's coordinates.
 AT_VENUE = ["organisation_id", "lat", "lng"]
+# What a free-text search's walk of the agenda's order reads (the public condition, the
+# words), carried by its index (migration 0020): the walk reads no event rows.
+IN_ORDER = ["status", "organisation_id", "search_key"]
 
 
 class Event(Base):
@@ -49,7 +52,7 @@ class Event(Base):
 
     __tablename__ = "events"
     __table_args__ = (
-        Index("ix_events_order", "date", "start", "id"),
+        Index("ix_events_order", "date", "start", "id", postgresql_include=IN_ORDER),
         Index("ix_events_city_order", "city_key", "date", "start", "id"),
         # With what the facet counts of one venue's or organisation's events read
         # (models/facets.py), and a radius search's walk of a venue: read from the index
@@ -477,10 +480,28 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
     if "date_to" in given:
         running = running.where(_event.date <= bindparam("date_to"))
         started = started.where(*(column <= bindparam("date_to") for column in dated))
+    if postgres and "q" in given and not given & _OWN_WALKS:
+        # Free text alone walks the agenda's order testing each event's words (for a common
+        # word; a rare one is read through the trigram index): positions from the order's
+        # index alone (`IN_ORDER`), then the page's events by id.
+        started = _by_position(keyset_statement(started.with_only_columns(*order), order,
+                                                after=after))
+    else:
+        started = keyset_statement(started, order, after=after)
     return _summaries(keyset_union((keyset_statement(running, [_event.date, _event.start,
                                                                _event.id], after=after),
-                                    keyset_statement(started, order, after=after)),
-                                   ("date", "start", "id")).subquery(), postgres)
+                                    started), ("date", "start", "id")).subquery(), postgres)
+
+
+# The filters whose own ordered index a list walks rather than the agenda's order.
+_OWN_WALKS = frozenset({"city", "genre", "venue_id", "artist_id", "organisation_id", "lat"})
+
+
+def _by_position(positions: Select) -> Select:
+    """The events of a page whose `positions` (date, start, id, in order) a walk of an index
+    alone yields, read by id: the walk reads no event rows."""
+    page = positions.subquery("positions")
+    return select(*_EVENT_COLUMNS).join_from(page, Event.__table__, _event.id == page.c.id)
 
 
 def _at_venues(rows: Select, given: frozenset[str], has_tickets: bool | None,
@@ -505,10 +526,9 @@ def _at_venues(rows: Select, given: frozenset[str], has_tickets: bool | None,
     if "date_to" in given:
         at_venue = at_venue.where(_event.date <= bindparam("date_to"))
     walked = keyset_statement(at_venue, order, after=after).lateral("at_venue")
-    page = (select(walked).select_from(near).join(walked, true())
-            .order_by(walked.c.date, walked.c.start, walked.c.id)
-            .limit(bindparam("count", type_=Integer))).subquery("positions")
-    return select(*_EVENT_COLUMNS).join_from(page, Event.__table__, _event.id == page.c.id)
+    return _by_position(select(walked).select_from(near).join(walked, true())
+                        .order_by(walked.c.date, walked.c.start, walked.c.id)
+                        .limit(bindparam("count", type_=Integer)))
 
 
 def shape(filters: EventFilters) -> tuple[frozenset[str], bool | None]:
