@@ -473,8 +473,15 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
     if "artist_id" in given:
         started = started.join(EventArtist.__table__, and_(
             _act.event_id == _event.id, _act.artist_id == bindparam("artist_id")))
-    # The event's own date bounded too where the walk is the genre's (its copy): the other
-    # filters' indexes (a city's: city, date) then read the window, not every day of it.
+        if order[0] is _event.date:
+            # The artist's ordered index (artist, date) walked by its copy of the date, each
+            # day's events sorted as they come (an incremental sort): the first page's
+            # events only, not all of the artist's (594 events read and sorted for a page
+            # of 11 at a million events: 4 ms; walked, 0.35).
+            order = [_act.date, _event.start, _event.id]
+    # The event's own date bounded too where the walk is the genre's or the artist's (its
+    # copy): the other filters' indexes (a city's: city, date) then read the window, not
+    # every day of it.
     dated = [order[0]] if order[0] is _event.date else [order[0], _event.date]
     started = started.where(*(column >= bindparam("date_from") for column in dated))
     if "date_to" in given:

@@ -14,6 +14,7 @@ from sqlalchemy import insert, text
 
 from adapters import direct
 from models import events, facets
+from models.artists import Artist
 from models.events import Event, EventGenre
 from models.venues import Venue
 from tests import api, factories
@@ -263,6 +264,29 @@ def test_a_common_word_walks_the_agendas_order_in_its_index_alone(big_agenda):
         included = big_agenda.execute(text(
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_events_order'")).scalar_one()
         assert "INCLUDE (status, organisation_id, search_key)" in included, included
+
+
+def test_an_artists_events_are_walked_in_its_ordered_index(big_agenda):
+    """An artist's events are walked in the list's order through its own index (artist,
+    date), each day's events sorted as they come: a page reads its own events, not all of
+    the artist's (at a million events, 594 read and sorted for a page of 11: 4 ms; walked,
+    0.35). Every page lists what the artist's events in the agenda's order are."""
+    big_agenda.execute(insert(Artist), [{"id": "a1", "name": "Ida", "name_key": "ida",
+                                         "genre": "Techno", "updated_at": 0}])
+    big_agenda.execute(text(
+        "INSERT INTO event_artists (event_id, artist_id, name, position, date) "
+        "SELECT id, 'a1', 'Ida', 0, date FROM events WHERE CAST(substr(id, 2) AS INTEGER) % 4 = 0"))
+    big_agenda.execute(text("ANALYZE event_artists"))
+    ida = events.EventFilters(artist_id="a1")
+    expected = big_agenda.execute(text(
+        "SELECT id FROM events JOIN event_artists ON event_id = id AND artist_id = 'a1' "
+        "WHERE events.date >= :today ORDER BY events.date, start, id"),
+        {"today": TODAY}).scalars().all()
+    assert len(expected) > 1000 and _listed(big_agenda, ida) == expected
+    if big_agenda.bind.dialect.name == "postgresql":
+        plan = _plans(big_agenda, ida)[-1]
+        assert ("Index Only Scan", "ix_event_artists_artist_order") in _scans(plan), plan
+        assert '"Node Type": "Incremental Sort"' in plan, plan
 
 
 def test_a_city_and_a_genre_walk_the_one_of_fewer_events_and_list_the_same(big_agenda,
