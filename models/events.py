@@ -691,9 +691,9 @@ def event_detail(session: Session, key: str) -> EventDetail:
     else:
         genres = [genre for _, genre in session_rows(session, _GENRES, {"ids": [row.id]})]
         lineup = session_rows(session, _LINEUP, {"id": row.id})
-    return EventDetail(*_summary(row, genres), *row[_DETAIL_AT:_DETAIL_AT + 1],
-                       tuple(LineupEntry(*act) for act in lineup),
-                       *row[_DETAIL_AT + 1:_DETAIL_AT + len(_DETAIL_FIELDS)])
+    description, *rest = row[_DETAIL_AT:_DETAIL_AT + len(_DETAIL_FIELDS)]
+    return EventDetail(*_summary(row, genres), description,
+                       tuple(LineupEntry(*act) for act in lineup), *rest)
 
 
 def get_event(session: Session, key: str) -> Event:
