@@ -24,8 +24,8 @@ import dataclasses
 import datetime as dt
 import functools
 
-from sqlalchemy import (ColumnElement, Date, Index, Integer, ScalarSelect, Select, String,
-                        bindparam, func, select, text, union_all)
+from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select, text,
+                        union_all)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -230,30 +230,6 @@ _KEPT_DAYS = select(_counts.date, _counts.events).where(
     _counts.organisation_id == bindparam("owner"),
     _counts.date.between(bindparam("date_from"), bindparam("date_to")),
     _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre"))
-
-
-# Events from a month on in a city, all genres, and of a genre, all cities: each its own
-# index range (as one OR, PostgreSQL read every count of those months: 11,678 rows, 1.7 ms
-# at a million events).
-def _months_of(city: ColumnElement[bool], genre: ColumnElement[bool]) -> ScalarSelect:
-    return select(func.coalesce(func.sum(_months.events), 0)).where(
-        _months.organisation_id == ALL, city, genre, _months.month >= bindparam("first_month")
-    ).scalar_subquery()
-
-
-_CITY_AND_GENRE = select(
-    _months_of(_months.city_key == bindparam("city_key"), _months.genre == ALL),
-    _months_of(_months.city_key == ALL, _months.genre == bindparam("genre")))
-
-
-def city_holds_fewer(session: Session, params: dict) -> bool:
-    """Whether the city of a list's `params` holds fewer events than its genre from the month
-    of `date_from` on: walked in the list's order without an end, the smaller of the two
-    reads fewer rows for a page of both (models/events.py)."""
-    city, genre = session_rows(session, _CITY_AND_GENRE, {
-        "first_month": params["date_from"].replace(day=1),
-        "city_key": params["city_key"], "genre": params["genre"]})[0]
-    return city < genre
 
 
 def _top(session: Session, filters: EventFilters, facet: str, today: dt.date,

@@ -701,7 +701,8 @@ class Builder:
                 venue_lat=venue["lat"], venue_lng=venue["lng"]))
             rows.append(event)
             genres += [{"event_id": event["id"], "genre": name, "position": position,
-                        "date": event["date"], "start": event["start"]}
+                        "date": event["date"], "start": event["start"],
+                        "city_key": event["city_key"]}
                        for position, name in enumerate(genre_names)]
             acts += [{"event_id": event["id"], "artist_id": artist["id"], "name": artist["name"],
                       "position": position, "date": event["date"]}

@@ -6,7 +6,7 @@ import datetime as dt
 from sqlalchemy import inspect, text
 
 from models import facets, migrate
-from models.db import make_engine
+from models.db import Base, make_engine
 from models.tickets import DeliveryBatch
 from tests import factories
 from tests.api import day
@@ -26,6 +26,33 @@ def _database_at(name: str, revision: str):
         drop_database(url)
 
 
+@contextlib.contextmanager
+def _written_today(url: str, engine):
+    """A committed session (`committed`) for today's factories on a database at an older
+    revision: the columns today's models map and it lacks are added for the block
+    (nullable) and dropped after it, so that the rows written are those of that revision."""
+    added = []
+    with engine.begin() as connection:
+        present = inspect(connection)
+        for table in Base.metadata.sorted_tables:
+            if not present.has_table(table.name):
+                continue
+            have = {column["name"] for column in present.get_columns(table.name)}
+            for column in table.columns:
+                if column.name not in have:
+                    kind = column.type.compile(dialect=engine.dialect)
+                    connection.execute(text(
+                        f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}"))
+                    added.append((table.name, column.name))
+    try:
+        with committed(url) as session:
+            yield session
+    finally:
+        with engine.begin() as connection:
+            for table, column in added:
+                connection.execute(text(f"ALTER TABLE {table} DROP COLUMN {column}"))
+
+
 def _outbox_row(connection, to: str, ticket_id: str | None) -> None:
     connection.execute(text(
         "INSERT INTO outbox (kind, to_address, subject, body, ticket_id, status, attempts, "
@@ -35,7 +62,7 @@ def _outbox_row(connection, to: str, ticket_id: str | None) -> None:
 
 def test_0009_gives_each_queued_mail_the_delivery_of_its_ticket(worker_id):
     with _database_at(f"{worker_id}_migration_0009", "0008") as (url, engine):
-        with committed(url) as session:
+        with _written_today(url, engine) as session:
             factories.bind(session)
             event = factories.EventFactory(external_ticketing=True)
             session.add(DeliveryBatch(id="dlv_old", event_id=event.id, source="other",
@@ -80,7 +107,7 @@ def _month_counts(connection, columns: str = "organisation_id, city_key, genre, 
 
 def test_0014_counts_each_organisations_days_and_keeps_counting_them(worker_id):
     with _database_at(f"{worker_id}_migration_0014", "0013") as (url, engine):
-        with committed(url) as session:
+        with _written_today(url, engine) as session:
             factories.bind(session)
             club, other = factories.OrganisationFactory(), factories.OrganisationFactory()
             techno = factories.EventFactory(date=day(2), organisation=club,
@@ -114,7 +141,7 @@ def test_0014_counts_each_organisations_days_and_keeps_counting_them(worker_id):
 
 def test_0016_sums_each_organisations_months_and_keeps_summing_them(worker_id):
     with _database_at(f"{worker_id}_migration_0016", "0015") as (url, engine):
-        with committed(url) as session:
+        with _written_today(url, engine) as session:
             factories.bind(session)
             club, other = factories.OrganisationFactory(), factories.OrganisationFactory()
             first = (day(40).replace(day=1) + dt.timedelta(days=32)).replace(day=1)
@@ -161,7 +188,7 @@ def _indexes(connection, table: str) -> set[str]:
 
 def test_0017_reads_the_date_facets_totals_from_an_index_of_their_own(worker_id):
     with _database_at(f"{worker_id}_migration_0017", "0016") as (url, engine):
-        with committed(url) as session:
+        with _written_today(url, engine) as session:
             factories.bind(session)
             factories.EventFactory(date=day(3), genre_names=["Techno", "House"])
         migrate.upgrade(engine, "0017")
@@ -180,3 +207,35 @@ def test_0017_reads_the_date_facets_totals_from_an_index_of_their_own(worker_id)
         migrate.downgrade(engine, "0016")
         with engine.connect() as connection:
             assert "ix_event_day_counts_totals" not in _indexes(connection, "event_day_counts")
+
+
+def test_0021_copies_each_events_city_onto_its_genres_and_notes_no_change(worker_id):
+    with _database_at(f"{worker_id}_migration_0021", "0020") as (url, engine):
+        with _written_today(url, engine) as session:
+            factories.bind(session)
+            gent = factories.VenueFactory(city="Gent")
+            utrecht = factories.VenueFactory(city="Utrecht")
+            factories.EventFactory(venue=gent, genre_names=["Techno", "Latin"])
+            factories.EventFactory(venue=utrecht, genre_names=["Latin"])
+        with engine.connect() as connection:
+            changes = connection.execute(text("SELECT count(*) FROM catalogue_changes")).scalar()
+            days = _day_counts(connection)
+
+        migrate.upgrade(engine, "0021")
+        with engine.connect() as connection:
+            copied = connection.execute(text(
+                "SELECT genre, event_genres.city_key, events.city_key FROM event_genres "
+                "JOIN events ON events.id = event_id ORDER BY 1, 2")).all()
+            assert "ix_event_genres_city_order" in _indexes(connection, "event_genres")
+            if engine.dialect.name == "postgresql":  # written with the triggers off
+                assert connection.execute(text(
+                    "SELECT count(*) FROM catalogue_changes")).scalar() == changes
+            assert _day_counts(connection) == days
+        assert copied == [("Latin", "gent", "gent"), ("Latin", "utrecht", "utrecht"),
+                          ("Techno", "gent", "gent")]
+
+        migrate.downgrade(engine, "0020")
+        with engine.connect() as connection:
+            columns = {column["name"] for column in inspect(connection).get_columns(
+                "event_genres")}
+        assert "city_key" not in columns
