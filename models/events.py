@@ -459,11 +459,11 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
         started = _narrowed(rows, given, has_tickets)
     order = [_event.date, _event.start, _event.id]
     if "genre" in given:
-        # The genre's ordered index walked, with a city that of the genre in the city
-        # (its copy of the city: `ix_event_genres_city_order`): a page of a city's events
-        # of a genre reads those events only (at a million, `city=Liège&genre=Latin
-        # &limit=100` walked 4,435 of the city's events, probing each one's genres: 26 ms
-        # warm; through the city's genre, 1.8).
+        # The genre's ordered index walked; with a city, the genre's events in that city
+        # (each genre row carries its event's city: `ix_event_genres_city_order`), so a
+        # page of a city's events of a genre reads those events only (at a million,
+        # `city=Liège&genre=Latin&limit=100` walked 4,435 of the city's events, probing
+        # each one's genres: 26 ms warm; the genre in the city, 1.8).
         walked = [_genre.event_id == _event.id, _genre.genre == bindparam("genre")]
         if "city" in given:
             walked.append(_genre.city_key == bindparam("city_key"))
