@@ -16,8 +16,8 @@ import math
 from typing import NamedTuple
 
 from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Float, ForeignKey,
-                        Index, Integer, Select, String, Text, and_, bindparam, func, not_, null,
-                        or_, select, text, true, union_all)
+                        Index, Integer, ScalarSelect, Select, String, Text, and_, bindparam,
+                        func, not_, null, or_, select, text, true, union_all)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from sqlalchemy.types import NullType
@@ -319,6 +319,16 @@ _ORGANISATION_AT = _VENUE_AT + len(_VENUE_FIELDS)
 _GENRES_AT = _ORGANISATION_AT + len(OrganisationRef._fields)
 
 
+def _genres_of(event_id) -> ScalarSelect:
+    """The genres of the event `event_id` (a column) in their order, as an array
+    (PostgreSQL). Typed as nothing: psycopg answers a list already, and a column with a
+    result processor (SQLAlchemy's ARRAY has one) would send every value of every row
+    through Python."""
+    in_order = postgresql.aggregate_order_by(_genre.genre, _genre.position)
+    return (select(func.array_agg(in_order, type_=NullType()))
+            .where(_genre.event_id == event_id).scalar_subquery())
+
+
 def _listed(given: frozenset[str]):
     """The events a list reads (with their venues where the country is asked: a city page)."""
     if "country" in given:
@@ -332,13 +342,7 @@ def _summaries(page, postgres: bool) -> Select:
     in each range instead, PostgreSQL took twice as long to plan the statement (~2 ms of a
     page's ~3 at a million events). On PostgreSQL with each event's genres in their order
     (an array), rather than a second statement after the page; SQLite has no arrays."""
-    # Typed as nothing: psycopg answers a list already, and a column with a result processor
-    # (SQLAlchemy's ARRAY has one) would send every value of every row through Python.
-    genres = ([select(func.array_agg(postgresql.aggregate_order_by(_genre.genre,
-                                                                   _genre.position),
-                                     type_=NullType()))
-               .where(_genre.event_id == page.c.id).scalar_subquery().label("genre_names")]
-              if postgres else [])
+    genres = [_genres_of(page.c.id).label("genre_names")] if postgres else []
     return (select(*(page.c[name] for name in _EVENT_FIELDS),
                    *(_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS),
                    _organisation.id.label("organisation_id"),
@@ -658,8 +662,6 @@ _LINEUP = (select(_act.artist_id, _act.name, _act.position).where(_act.event_id 
 def _detail(postgres: bool) -> Select:
     """The statement of `event_detail`: the event with its venue and organisation, and on
     PostgreSQL its genres and bill in their order (SQLite reads those in two more)."""
-    genres = select(func.array_agg(postgresql.aggregate_order_by(_genre.genre, _genre.position),
-                                   type_=NullType())).where(_genre.event_id == _event.id)
     # psycopg answers JSON parsed: a list of [artist_id, name, position] per act.
     lineup = select(func.json_agg(postgresql.aggregate_order_by(
         func.json_build_array(_act.artist_id, _act.name, _act.position), _act.position),
@@ -668,7 +670,7 @@ def _detail(postgres: bool) -> Select:
                    *(_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS),
                    _organisation.id.label("organisation_id"),
                    _organisation.name.label("organisation_name"),
-                   (genres.scalar_subquery() if postgres else null()).label("genre_names"),
+                   (_genres_of(_event.id) if postgres else null()).label("genre_names"),
                    *(_event[name] for name in _DETAIL_FIELDS),
                    (lineup.scalar_subquery() if postgres else null()).label("lineup"))
             .join_from(Event.__table__, Venue.__table__, _venue.id == _event.venue_id)
