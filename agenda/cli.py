@@ -245,6 +245,8 @@ def _serve(host: str, port: int, workers: int) -> None:
         sys.executable, "-OO", "-P", "-m", "uvicorn", "agenda.asgi:app", "--host", host,
         "--port", str(port), "--workers", str(workers), "--log-level", "info",
         "--no-access-log", "--no-proxy-headers",
+        # uvicorn's httptools protocol, each answer's head and body in one write.
+        "--http", "agenda.protocol:Protocol",
         # A worker starts in seconds, slower on a busy machine; uvicorn's default of 5 s
         # kills and restarts workers that are merely slow.
         "--timeout-worker-healthcheck", "60"])
