@@ -22,7 +22,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from sqlalchemy.types import NullType
 
-from adapters.direct import session_rows
+from adapters.direct import GENERIC_PLAN, session_rows
 from models.db import Base, Timestamp, among
 from models.errors import BadRequest, NotFound
 from models.paging import (Filters, Page, keyset_rows, keyset_statement, keyset_union,
@@ -498,9 +498,18 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
                                                 after=after))
     else:
         started = keyset_statement(started, order, after=after)
-    return _summaries(keyset_union((keyset_statement(running, [_event.date, _event.start,
-                                                               _event.id], after=after),
-                                    started), ("date", "start", "id")).subquery(), postgres)
+    statement = _summaries(keyset_union((keyset_statement(running, [_event.date, _event.start,
+                                                                    _event.id], after=after),
+                                         started), ("date", "start", "id")).subquery(), postgres)
+    if given & _PLANNED_BY_VALUES:
+        return statement
+    return statement.execution_options(**{GENERIC_PLAN: True})
+
+
+# The filters whose values decide a list's plan: how many events hold a word, lie within a
+# radius or a price (the walk in order, or the trigram index, the venues, ...). A list
+# without any walks the same index whatever its values: it is planned once (`GENERIC_PLAN`).
+_PLANNED_BY_VALUES = frozenset({"q", "lat", "near_venues", "max_price", "min_price"})
 
 
 # The filters whose own ordered index a list walks rather than the agenda's order.
@@ -676,7 +685,7 @@ def _detail(postgres: bool) -> Select:
             .join_from(Event.__table__, Venue.__table__, _venue.id == _event.venue_id)
             .join(Organisation.__table__, _organisation.id == _event.organisation_id)
             .where(or_(_event.id == bindparam("key"), _event.slug == bindparam("key")), PUBLIC)
-            .limit(1))
+            .limit(1).execution_options(**{GENERIC_PLAN: True}))  # two unique keys
 
 
 def event_detail(session: Session, key: str) -> EventDetail:
