@@ -509,7 +509,7 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
 # The filters whose values decide a list's plan: how many events hold a word, lie within a
 # radius or a price (the walk in order, or the trigram index, the venues, ...). A list
 # without any walks the same index whatever its values: it is planned once (`GENERIC_PLAN`).
-_PLANNED_BY_VALUES = frozenset({"q", "lat", "near_venues", "max_price", "min_price"})
+_PLANNED_BY_VALUES = frozenset({"q", "lat", "max_price", "min_price"})
 
 
 # The filters whose own ordered index a list walks rather than the agenda's order.
