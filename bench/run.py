@@ -343,8 +343,10 @@ def revalidation(url: str, token: str, server: subprocess.Popen, **options) -> d
         result = wrk(url, token, headers={"If-None-Match": tag}, script=script, server=server,
                      **options)
     if result["not_modified"] != result["requests"]:
+        # Which tags the workers give now (a connection each: either worker may answer).
+        now = sorted({get(url, token)[1]["ETag"] for _ in range(8)})
         raise RuntimeError(f"{result['not_modified']} of {result['requests']} answers to "
-                           f"If-None-Match: {tag} on {url} were a 304")
+                           f"If-None-Match: {tag} on {url} were a 304; tags now: {now}")
     return result
 
 
