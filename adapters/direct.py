@@ -46,6 +46,11 @@ def dropped(error: Exception, dbapi) -> bool:
 GENERIC_PLAN = "generic_plan"
 
 
+def planned_once(statement):
+    """`statement` marked to run under PostgreSQL's generic plan (`GENERIC_PLAN`)."""
+    return statement.execution_options(**{GENERIC_PLAN: True})
+
+
 def _run_generic(dbapi_connection, cursor, sql: str, arguments: tuple) -> None:
     """Run `sql` on `cursor` under PostgreSQL's generic plan, and the connection's plan mode
     back as it was: the three in one round trip (psycopg's pipeline). Between two syncs

@@ -91,7 +91,7 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
     # generic plan for a filtered list (no values for the dates, the radius, the price) is a
     # parallel scan of the whole table: at 1M events, 10 requests/s instead of hundreds.
     # Key lookups (a token, a ticket) plan once: `custom_plans=False`. A statement whose plan
-    # its values do not change plans once on this engine too (adapters/direct.py `GENERIC_PLAN`).
+    # its values do not change plans once on this engine too (adapters/direct.py `planned_once`).
     settings = ["plan_cache_mode=force_custom_plan"] if custom_plans else []
     if requests:
         # Requests read a few rows to a few thousand: starting parallel workers costs more

@@ -22,7 +22,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from sqlalchemy.types import NullType
 
-from adapters.direct import GENERIC_PLAN, session_rows
+from adapters.direct import planned_once, session_rows
 from models.db import Base, Timestamp, among
 from models.errors import BadRequest, NotFound
 from models.paging import (Filters, Page, keyset_rows, keyset_statement, keyset_union,
@@ -503,12 +503,12 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
                                          started), ("date", "start", "id")).subquery(), postgres)
     if given & _PLANNED_BY_VALUES:
         return statement
-    return statement.execution_options(**{GENERIC_PLAN: True})
+    return planned_once(statement)
 
 
 # The filters whose values decide a list's plan: how many events hold a word, lie within a
 # radius or a price (the walk in order, or the trigram index, the venues, ...). A list
-# without any walks the same index whatever its values: it is planned once (`GENERIC_PLAN`).
+# without any walks the same index whatever its values: it is planned once (`planned_once`).
 _PLANNED_BY_VALUES = frozenset({"q", "lat", "max_price", "min_price"})
 
 
@@ -675,17 +675,19 @@ def _detail(postgres: bool) -> Select:
     lineup = select(func.json_agg(postgresql.aggregate_order_by(
         func.json_build_array(_act.artist_id, _act.name, _act.position), _act.position),
         type_=NullType())).where(_act.event_id == _event.id)
-    return (select(*(_event[name] for name in _EVENT_FIELDS),
-                   *(_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS),
-                   _organisation.id.label("organisation_id"),
-                   _organisation.name.label("organisation_name"),
-                   (_genres_of(_event.id) if postgres else null()).label("genre_names"),
-                   *(_event[name] for name in _DETAIL_FIELDS),
-                   (lineup.scalar_subquery() if postgres else null()).label("lineup"))
-            .join_from(Event.__table__, Venue.__table__, _venue.id == _event.venue_id)
-            .join(Organisation.__table__, _organisation.id == _event.organisation_id)
-            .where(or_(_event.id == bindparam("key"), _event.slug == bindparam("key")), PUBLIC)
-            .limit(1).execution_options(**{GENERIC_PLAN: True}))  # two unique keys
+    detail = (select(*(_event[name] for name in _EVENT_FIELDS),
+                     *(_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS),
+                     _organisation.id.label("organisation_id"),
+                     _organisation.name.label("organisation_name"),
+                     (_genres_of(_event.id) if postgres else null()).label("genre_names"),
+                     *(_event[name] for name in _DETAIL_FIELDS),
+                     (lineup.scalar_subquery() if postgres else null()).label("lineup"))
+              .join_from(Event.__table__, Venue.__table__, _venue.id == _event.venue_id)
+              .join(Organisation.__table__, _organisation.id == _event.organisation_id)
+              .where(or_(_event.id == bindparam("key"), _event.slug == bindparam("key")),
+                     PUBLIC)
+              .limit(1))
+    return planned_once(detail)  # by one of two unique keys: the same plan for any
 
 
 def event_detail(session: Session, key: str) -> EventDetail:

@@ -11,7 +11,7 @@ from sqlalchemy.exc import DBAPIError
 from models import door, migrate, organisations, tokens
 from models.releases import Release
 from models.tokens import ApiToken
-from adapters.direct import GENERIC_PLAN, DirectStatements, compiled, session_rows, timed_out
+from adapters.direct import DirectStatements, compiled, planned_once, session_rows, timed_out
 from models.db import among, make_engine, make_sessionmaker
 from tests import api
 from tests.servers import drop_database, scratch_database
@@ -175,10 +175,6 @@ _MODE = select(func.current_setting("plan_cache_mode").label("mode"),
 _FAILING = select((1 / bindparam("n", type_=Integer)).label("share"))
 
 
-def _marked(statement):
-    return statement.execution_options(**{GENERIC_PLAN: True})
-
-
 def _mode(session) -> str:
     return session.execute(text("SHOW plan_cache_mode")).scalar_one()
 
@@ -190,12 +186,12 @@ def test_a_statement_marked_for_a_generic_plan_runs_under_it_and_then_the_mode_i
         pytest.skip("SQLite has no plan cache")
     bind = engine.execution_options(isolation_level="AUTOCOMMIT") if autocommit else engine
     with api.statements(engine) as seen, make_sessionmaker(bind)() as session:
-        assert [tuple(row) for row in session_rows(session, _marked(_MODE), {"n": 21})] == [
+        assert [tuple(row) for row in session_rows(session, planned_once(_MODE), {"n": 21})] == [
             ("force_generic_plan", 42)]
         assert _mode(session) == "force_custom_plan"
         assert session_rows(session, _MODE, {"n": 1})[0].mode == "force_custom_plan"
         with pytest.raises(DBAPIError):  # division by zero: the SET is undone with it
-            session_rows(session, _marked(_FAILING), {"n": 0})
+            session_rows(session, planned_once(_FAILING), {"n": 0})
         session.rollback()
         assert _mode(session) == "force_custom_plan"
     # The engine's cursor events see the statement (not the SET and RESET around it).
@@ -208,7 +204,7 @@ def test_a_statement_marked_for_a_generic_plan_past_its_deadline_fails_and_leave
         pytest.skip("SQLite has no plan cache")
     bounded = make_engine(engine.url.render_as_string(hide_password=False),
                           statement_timeout_ms=200)
-    slow = _marked(select(func.pg_sleep(bindparam("seconds", type_=Integer)).label("slept")))
+    slow = planned_once(select(func.pg_sleep(bindparam("seconds", type_=Integer)).label("slept")))
     try:
         with make_sessionmaker(bounded.execution_options(isolation_level="AUTOCOMMIT"))() as session:
             with pytest.raises(DBAPIError) as raised:

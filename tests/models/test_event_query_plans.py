@@ -181,7 +181,7 @@ def test_every_list_query_is_planned_for_its_own_values_unless_marked(db):
 
 
 # A list whose values do not change its plan (the walk of one index in its order) is planned
-# once for any values (adapters/direct.py `GENERIC_PLAN`); one whose values decide it, at
+# once for any values (adapters/direct.py `planned_once`); one whose values decide it, at
 # each run for them.
 PLANNED_ONCE = ("no filter", "date window", "city", "genre")
 PLANNED_FOR_VALUES = ("radius", "q", "price")
