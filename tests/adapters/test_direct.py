@@ -128,6 +128,36 @@ def test_session_rows_read_in_the_sessions_transaction_with_typed_values(engine)
         assert compiled(_RELEASES, engine.dialect).order == ("since", "ids")
 
 
+# A literal `%` beside parameters: SQLAlchemy writes it `%%` for psycopg, which runs
+# PostgreSQL's own SQL ($1, $2, ...) as it is (adapters/direct.py `Compiled`).
+_TITLED = (select(Release.id, literal_column("'100%'").label("share"),
+                  (literal_column("7") % bindparam("by", type_=Integer)).label("rest"))
+           .where(Release.title.like(literal_column("'Release %'")),
+                  Release.release_date >= bindparam("since"), Release.id != bindparam("not_id"))
+           .order_by(Release.id))
+
+
+def test_a_literal_percent_beside_parameters_reaches_the_database_as_written(engine):
+    with make_sessionmaker(engine)() as session:
+        for number, day in ((1, 20), (2, 26), (3, 27)):
+            _release(session, number, day)
+        session.flush()
+        rows = session_rows(session, _TITLED, {"since": dt.date(2026, 11, 21), "by": 4,
+                                               "not_id": "rel-3"})
+        assert [tuple(row) for row in rows] == [("rel-2", "100%", 3)]
+        session.rollback()
+    if engine.dialect.name == "postgresql":
+        done = compiled(_TITLED, engine.dialect)
+        assert "%%" not in done.sql and "$3" in done.sql and "%s" not in done.sql
+        assert done.order == ("by", "since", "not_id")
+    # The pooled path runs the same SQL (its rows committed: it has a transaction of its own).
+    with make_sessionmaker(engine).begin() as session:
+        _release(session, 4, 28)
+    found = DirectStatements(engine).execute(_TITLED, {"since": dt.date(2026, 11, 28), "by": 5,
+                                                       "not_id": "rel-1"})
+    assert [tuple(row) for row in found] == [("rel-4", "100%", 2)]
+
+
 def test_session_rows_run_the_engines_cursor_events(engine):
     with api.statements(engine) as seen, make_sessionmaker(engine)() as session:
         session_rows(session, _RELEASES, {"since": dt.date(2026, 1, 1), "ids": ["rel-1"]})

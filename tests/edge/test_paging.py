@@ -54,6 +54,8 @@ def test_a_cursor_of_other_filters_or_another_list_is_refused():
 @pytest.mark.parametrize(("filters", "kind", "binding"), [
     (EventFilters.of(date_from="2030-01-02", city="Gent", radius_km=25), "events",
      {"date_from": "2030-01-02", "city": "Gent", "radius_km": "25"}),
+    (EventFilters.of(has_tickets=False, facets=("genre", "date")), "events",
+     {"has_tickets": "False", "facets": "('genre', 'date')"}),
     (RadarFilters(weeks=2, genre="Techno"), "radar", {"weeks": "2", "genre": "Techno"}),
     (RadarFilters(), "radar", {"weeks": "4"}),
     (CityFilters(country="NL"), "cities", {"country": "NL"}),

@@ -9,7 +9,7 @@ import json
 import random
 
 import pytest
-from psycopg import sql
+from psycopg import RawCursor, sql
 from sqlalchemy import event as sa_event
 from sqlalchemy import insert, text
 
@@ -93,10 +93,12 @@ def _plans(session, filters: events.EventFilters) -> list[str]:
     """The plan of each statement `list_events` runs on the events table, as text."""
     captured = _run(session, filters)
     connection = session.connection().connection.driver_connection
-    cursor = connection.cursor()
+    postgres = session.bind.dialect.name == "postgresql"
+    # On PostgreSQL the statements are its own SQL ($1, $2, ...), run as they are.
+    cursor = RawCursor(connection) if postgres else connection.cursor()
     plans = []
     for statement, parameters in captured:
-        if session.bind.dialect.name == "postgresql":
+        if postgres:
             cursor.execute("EXPLAIN (FORMAT JSON) " + statement, parameters)
             plans.append(json.dumps(cursor.fetchone()[0]))
         else:
@@ -194,10 +196,7 @@ def _generic_plans(session, filters: events.EventFilters) -> list[str]:
     cursor = session.connection().connection.driver_connection.cursor()
     plans = []
     for statement, parameters in captured:
-        first, *rest = statement.split("%s")  # psycopg's placeholders, numbered
-        prepared = (first + "".join(f"${number}{part}" for number, part in enumerate(rest, 1))
-                    ).replace("%%", "%")
-        cursor.execute(f"PREPARE listed AS {prepared}")
+        cursor.execute(f"PREPARE listed AS {statement}")  # PostgreSQL's own $1, $2, ...
         cursor.execute("SET plan_cache_mode = force_generic_plan")
         cursor.execute(sql.SQL("EXPLAIN (FORMAT JSON) EXECUTE listed ({})").format(
             sql.SQL(", ").join(map(sql.Literal, parameters))))
