@@ -8,7 +8,6 @@ import functools
 import re
 
 import psycopg
-
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
