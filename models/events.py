@@ -342,12 +342,24 @@ def _summaries(page, postgres: bool) -> Select:
     in each range instead, PostgreSQL took twice as long to plan the statement (~2 ms of a
     page's ~3 at a million events). On PostgreSQL with each event's genres in their order
     (an array), rather than a second statement after the page; SQLite has no arrays."""
-    genres = [_genres_of(page.c.id).label("genre_names")] if postgres else []
-    return (select(*(page.c[name] for name in _EVENT_FIELDS),
-                   *(_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS),
-                   _organisation.id.label("organisation_id"),
-                   _organisation.name.label("organisation_name"), *genres)
-            .join_from(page, Venue.__table__, _venue.id == page.c.venue_id)
+    venue = [_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS]
+    organisation = [_organisation.id.label("organisation_id"),
+                    _organisation.name.label("organisation_name")]
+    if not postgres:
+        return (select(*(page.c[name] for name in _EVENT_FIELDS), *venue, *organisation)
+                .join_from(page, Venue.__table__, _venue.id == page.c.venue_id)
+                .join(Organisation.__table__, _organisation.id == page.c.organisation_id)
+                .order_by(page.c.date, page.c.start, page.c.id))
+    # Each row's venue looked up by its key (a subquery of one row, which PostgreSQL cannot
+    # turn into a join): planned once, the page's size is unknown to the planner (its LIMIT
+    # a parameter, estimated at a tenth of the list), and it read all the venues to join a
+    # page of 25 at a million events (the unfiltered page ran in 1.6 ms; so, 0.5-0.9). The few
+    # organisations are read once for the page either way.
+    venue_of = (select(*venue).where(_venue.id == page.c.venue_id).limit(1)
+                .lateral("venue"))
+    return (select(*(page.c[name] for name in _EVENT_FIELDS), *venue_of.c, *organisation,
+                   _genres_of(page.c.id).label("genre_names"))
+            .join_from(page, venue_of, true())
             .join(Organisation.__table__, _organisation.id == page.c.organisation_id)
             .order_by(page.c.date, page.c.start, page.c.id))
 
@@ -400,12 +412,12 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
 # million events walked 100k events of the list's order to find a page); from their venues'
 # ids it can, and reads those venues' events instead when they are few.
 NEAR_VENUES_AT_MOST = 100
-_NEAR_VENUES = select(_venue.id).where(
+_NEAR_VENUES = planned_once(select(_venue.id).where(
     _venue.lat.between(bindparam("lat_min"), bindparam("lat_max")),
     _venue.lng.between(bindparam("lng_min"), bindparam("lng_max")),
     func.haversine_km(bindparam("lat", type_=Float), bindparam("lng", type_=Float),
                       _venue.lat, _venue.lng) <= bindparam("radius_km", type_=Float),
-).limit(NEAR_VENUES_AT_MOST + 1)
+).limit(NEAR_VENUES_AT_MOST + 1))
 # The filters whose presence changes a list's statements (with has_tickets' value, and
 # min_price above 0); `lat` stands for the radius search.
 _SHAPING = ("date_to", "city", "country", "genre", "venue_id", "artist_id", "organisation_id",
@@ -452,10 +464,10 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
         _event.end_date.is_not(None), _event.date < bindparam("date_from"),
         _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
     if postgres and "near_venues" in given:
-        return _summaries(keyset_union((keyset_statement(running, [_event.date, _event.start,
-                                                                   _event.id], after=after),
-                                        _at_venues(rows, given, has_tickets, after)),
-                                       ("date", "start", "id")).subquery(), postgres)
+        return _planned(_summaries(keyset_union((
+            keyset_statement(running, [_event.date, _event.start, _event.id], after=after),
+            _at_venues(rows, given, has_tickets, after)), ("date", "start", "id")).subquery(),
+            postgres), given)
     # From `from` on; a genre or artist filter walks its own ordered index instead.
     if postgres and "lat" in given:
         started = _narrowed(rows, given - {"lat"}, has_tickets).where(_within_radius())
@@ -501,15 +513,24 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
     statement = _summaries(keyset_union((keyset_statement(running, [_event.date, _event.start,
                                                                     _event.id], after=after),
                                          started), ("date", "start", "id")).subquery(), postgres)
-    if given & _PLANNED_BY_VALUES:
-        return statement
-    return planned_once(statement)
+    return _planned(statement, given)
 
 
-# The filters whose values decide a list's plan: how many events hold a word, lie within a
-# radius or a price (the walk in order, or the trigram index, the venues, ...). A list
-# without any walks the same index whatever its values: it is planned once (`planned_once`).
-_PLANNED_BY_VALUES = frozenset({"q", "lat", "max_price", "min_price"})
+def _planned(statement: Select, given: frozenset[str]) -> Select:
+    """A list's `statement` marked to be planned once, unless its filters' values decide
+    its plan (`_PLANNED_BY_VALUES`)."""
+    return statement if given & _PLANNED_BY_VALUES else planned_once(statement)
+
+
+# The filters whose values decide a list's plan: how many events hold a word (a common one
+# walks the agenda's order, a rare one is read through the trigram index), how many a
+# radius's few venues hold (`near_venues`: planned for any number of them, 10 km around
+# Amsterdam at 10k events ran in 6.6 ms rather than 1.8). A list without one walks the
+# same indexes whatever its values: it is planned once (`planned_once`). So is a price (it
+# has no index) and a radius around more venues (walked in the agenda's order with the
+# distance), now that requests start no parallel scans (models/db.py): planning them at
+# each run took as long as running them (1.0-1.7 ms each at a million events).
+_PLANNED_BY_VALUES = frozenset({"q", "near_venues"})
 
 
 # The filters whose own ordered index a list walks rather than the agenda's order.

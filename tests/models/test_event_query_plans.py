@@ -175,8 +175,9 @@ def _scans(plan: str) -> list[tuple[str, str]]:
 
 def test_every_list_query_is_planned_for_its_own_values_unless_marked(db):
     """psycopg prepares a statement it ran five times; PostgreSQL's generic plan for it, made
-    without the radius, the price or the word, scans the whole table. Plans are custom, but
-    for the statements marked for a generic plan (below)."""
+    without its values, may read far more than a plan for them (a rare word walking the
+    agenda's order). Plans are custom, but for the statements marked for a generic plan
+    (below)."""
     if db.get_bind().dialect.name != "postgresql":
         pytest.skip("SQLite has no plan cache")
     assert db.execute(text("SHOW plan_cache_mode")).scalar_one() == "force_custom_plan"
@@ -184,9 +185,10 @@ def test_every_list_query_is_planned_for_its_own_values_unless_marked(db):
 
 # A list whose values do not change its plan (the walk of one index in its order) is planned
 # once for any values (adapters/direct.py `planned_once`); one whose values decide it, at
-# each run for them.
-PLANNED_ONCE = ("no filter", "date window", "city", "genre")
-PLANNED_FOR_VALUES = ("radius", "q", "price")
+# each run for them: a word (common, the agenda's order; rare, the trigram index) and a
+# radius around its few venues (this agenda has 80 venues: every radius names them).
+PLANNED_ONCE = ("no filter", "date window", "city", "genre", "price")
+PLANNED_FOR_VALUES = ("radius", "q")
 
 
 def _generic_plans(session, filters: events.EventFilters) -> list[str]:
@@ -217,8 +219,10 @@ def _plan_counts(session) -> tuple[int, int]:
 
 def test_lists_are_planned_once_unless_their_values_decide_the_plan(big_agenda):
     """Planned for its values, a city's page at a million events took 1.2-1.6 ms to plan
-    and 0.8-2.3 to run; planned once, it walks the same index. Planned once, a word, a
-    radius or a price would be estimated without them (a parallel scan of the table)."""
+    and 0.8-2.3 to run; planned once, it walks the same index. So does a price's page (it
+    has no index). Planned once, a word would be estimated without it (a rare one would
+    walk the agenda's order rather than read the trigram index), and a radius's few venues
+    without their number."""
     if big_agenda.bind.dialect.name != "postgresql":
         pytest.skip("SQLite has no plan cache")
     made = {}
@@ -236,6 +240,23 @@ def test_lists_are_planned_once_unless_their_values_decide_the_plan(big_agenda):
                     **{name: "custom" for name in PLANNED_FOR_VALUES}}
     # And the session's mode is its own again.
     assert big_agenda.execute(text("SHOW plan_cache_mode")).scalar_one() == "force_custom_plan"
+
+
+def test_a_radius_around_more_venues_than_it_names_is_planned_once(big_agenda, monkeypatch):
+    """Around more venues than `NEAR_VENUES_AT_MOST` a radius's page walks the agenda's
+    order with the distance, whatever the radius: planned once, without a scan of the
+    table."""
+    if big_agenda.bind.dialect.name != "postgresql":
+        pytest.skip("SQLite has no plan cache")
+    monkeypatch.setattr(events, "NEAR_VENUES_AT_MOST", 5)  # 10 km around Amsterdam: 10
+    radius = HOT_FILTERS["radius"]
+    before = _plan_counts(big_agenda)
+    for _ in range(8):
+        events.list_events(big_agenda, filters=radius, today=TODAY, after=None, limit=25)
+    after = _plan_counts(big_agenda)
+    assert after[0] > before[0] and after[1] == before[1]  # generic plans only
+    plans = _generic_plans(big_agenda, radius)
+    assert not [plan for plan in plans if "events" in _seq_scans(plan)], plans
 
 
 def test_a_list_planned_once_walks_an_index_whatever_its_values(big_agenda):
