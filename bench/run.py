@@ -32,8 +32,10 @@ The floor (bench/floor.py: a bare Connexion route returning a prebuilt body of t
 of the first page, served the same way) is measured in turns with the unfiltered cached
 page and its 304, beside the service keeping answers: the hot URL's ratios do not depend
 on when the floor ran. Every row gives requests/s, p50 and p99, the CPU time of the
-server's processes (master and workers) per request, the largest worker's resident
-memory after the run, and its throughput and CPU per request as ratios to the floor's.
+server's processes (master and workers) per request and that of PostgreSQL's processes on
+this machine (a miss costs the database about two thirds of what it costs the workers),
+the largest worker's resident memory after the run, and its throughput and CPU per
+request as ratios to the floor's.
 The table is printed after each size and, at the end, written with a line naming the
 date, commit, machine and settings to `--output`, followed by the tables of
 `bench/organiser.py` (POST /scan by 8 doors, deliveries of 500 tickets), which it runs
@@ -108,16 +110,19 @@ function done(summary, latency, requests)
   io.write(string.format("304 responses: %d\\n", total))
 end
 """
-COLUMNS = ("| events | scenario | hits | req/s | p50 ms | p99 ms | CPU µs/req | RSS MB | × floor "
-           "| × floor CPU |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+COLUMNS = ("| events | scenario | hits | req/s | p50 ms | p99 ms | CPU µs/req | PG CPU µs/req "
+           "| RSS MB | × floor | × floor CPU |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:"
+           "|---:|")
 # The long tail: distinct URLs, of which this many are second pages (a cursor followed).
 LONG_TAIL, SECOND_PAGES = 5000, 250
 LONG_TAIL_LUA = ROOT / "bench" / "longtail.lua"
 LEGEND = ("hits: the share of answers the response cache had kept (long tail rows); "
           "CPU µs/req: utime + stime of the server's processes (uvicorn master and workers, "
-          "not PostgreSQL) during the wrk run, per request answered; RSS MB: the largest "
-          "worker's VmRSS after the run; × floor: req/s over the floor's; × floor CPU: the "
-          "floor's CPU µs/req over the row's (below 1: dearer per request than the floor).")
+          "not PostgreSQL) during the wrk run, per request answered; PG CPU µs/req: the same "
+          "of PostgreSQL's processes on this machine (the floor makes no statement); RSS MB: "
+          "the largest worker's VmRSS after the run; × floor: req/s over the floor's; "
+          "× floor CPU: the floor's CPU µs/req over the row's (below 1: dearer per request "
+          "than the floor).")
 
 
 def database(url: str, name: str = "agenda_bench", *, keep: bool = False) -> str:
@@ -199,8 +204,8 @@ def stop(process: subprocess.Popen) -> None:
     process.wait(timeout=30)
 
 
-def processes() -> dict[int, list[str]]:
-    """The fields after the command name of /proc/<pid>/stat, of every process."""
+def processes() -> dict[int, tuple[str, list[str]]]:
+    """The command name and the fields after it of /proc/<pid>/stat, of every process."""
     found = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -209,21 +214,35 @@ def processes() -> dict[int, list[str]]:
             stat = Path(entry.path, "stat").read_text()
         except OSError:  # gone meanwhile
             continue
-        found[int(entry.name)] = stat[stat.rindex(")") + 2:].split()
+        found[int(entry.name)] = (stat[stat.index("(") + 1:stat.rindex(")")],
+                                  stat[stat.rindex(")") + 2:].split())
     return found
+
+
+def _cpu(fields: list[str]) -> int:
+    # Fields 14 and 15 of stat(5): utime, stime (in clock ticks).
+    return int(fields[11]) + int(fields[12])
 
 
 def cpu_seconds(leader: int) -> float:
     """utime + stime of every process in the session of `leader` (a server and its workers)."""
-    # Fields 6, 14 and 15 of stat(5): session, utime, stime (in clock ticks).
-    return sum(int(fields[11]) + int(fields[12]) for fields in processes().values()
+    # Field 6 of stat(5): the session.
+    return sum(_cpu(fields) for _name, fields in processes().values()
                if int(fields[3]) == leader) / CLOCK_TICKS
+
+
+def database_cpu_seconds() -> float:
+    """utime + stime of PostgreSQL's processes on this machine (the server, its backends
+    and background workers): what a request costs the database when it runs here."""
+    return sum(_cpu(fields) for name, fields in processes().values()
+               if name == "postgres") / CLOCK_TICKS
 
 
 def workers(leader: int) -> list[int]:
     """The worker processes of server `leader`: its children, less multiprocessing's
     resource tracker."""
-    children = [pid for pid, fields in processes().items() if int(fields[1]) == leader]
+    children = [pid for pid, (_name, fields) in processes().items()
+                if int(fields[1]) == leader]
     return [pid for pid in children
             if b"resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes()]
 
@@ -244,10 +263,11 @@ def wrk(url: str, token: str | None, *, duration: int, connections: int,
     """Requests/s, p50 and p99 (ms), the request count and any socket errors of wrk on `url`.
 
     `script` is a wrk Lua script (e.g. one that POSTs); `script_args` go to its `init`.
-    With `server`, also its CPU µs per request during the run and its largest worker's
-    RSS (MB) after it. Answers of 400 and up are an error. With `warm_up`, the same load
-    runs for a second first, unmeasured: a row measures the steady state (a cached row its
-    cached answers, not the first requests of each worker, which go the full way).
+    With `server`, also its CPU µs per request during the run, PostgreSQL's on this
+    machine (`database_cpu_seconds`), and its largest worker's RSS (MB) after it. Answers
+    of 400 and up are an error. With `warm_up`, the same load runs for a second first,
+    unmeasured: a row measures the steady state (a cached row its cached answers, not the
+    first requests of each worker, which go the full way).
     """
     command = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", url]
     for name, value in {**({"Authorization": f"Bearer {token}"} if token else {}),
@@ -259,9 +279,10 @@ def wrk(url: str, token: str | None, *, duration: int, connections: int,
     if warm_up:
         subprocess.run([part if part != f"-d{duration}s" else "-d1s" for part in command],
                        check=True, capture_output=True)
-    before = cpu_seconds(server.pid) if server else 0.0
+    before = (cpu_seconds(server.pid), database_cpu_seconds()) if server else (0.0, 0.0)
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    spent = cpu_seconds(server.pid) - before if server else 0.0
+    spent, database = ((cpu_seconds(server.pid) - before[0], database_cpu_seconds() - before[1])
+                       if server else (0.0, 0.0))
     if "Non-2xx" in output:
         raise RuntimeError(f"errors while benchmarking {url}:\n{output}")
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
@@ -277,6 +298,7 @@ def wrk(url: str, token: str | None, *, duration: int, connections: int,
               "hits": int(hits.group(1)) / max(int(hits.group(2)), 1) if hits else None}
     if server:
         result["cpu_us"] = spent * 1e6 / requests if requests else None
+        result["db_cpu_us"] = database * 1e6 / requests if requests else None
         result["rss_mb"] = worker_rss_mb(server.pid)
     return result
 
@@ -307,6 +329,7 @@ def in_turns(measures: dict[str, Callable[..., dict]], *, duration: int, slices:
                              else sum(run["not_modified"] for run in runs)),
             "hits": None,
             "cpu_us": sum(run["cpu_us"] * run["requests"] for run in runs) / requests,
+            "db_cpu_us": sum(run["db_cpu_us"] * run["requests"] for run in runs) / requests,
             "rss_mb": runs[-1]["rss_mb"]}
     return rows
 
@@ -598,6 +621,7 @@ def table(rows) -> str:
             lines.append(f"| {size:,} | {name} | {hits if hits == '–' else hits + ' %'} | "
                          f"{result['rps']:.0f} | {result['p50']:.1f} | "
                          f"{result['p99']:.1f} | {_figure(result['cpu_us'], '.0f')} | "
+                         f"{_figure(result.get('db_cpu_us'), '.0f')} | "
                          f"{result['rss_mb']:.0f} | {result['rps'] / bottom['rps']:.2f} | "
                          f"{_figure(_ratio(bottom['cpu_us'], result['cpu_us']), '.2f')} |")
             if result["socket_errors"]:
