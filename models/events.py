@@ -343,23 +343,20 @@ def _summaries(page, postgres: bool) -> Select:
     page's ~3 at a million events). On PostgreSQL with each event's genres in their order
     (an array), rather than a second statement after the page; SQLite has no arrays."""
     venue = [_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS]
-    organisation = [_organisation.id.label("organisation_id"),
-                    _organisation.name.label("organisation_name")]
-    if not postgres:
-        return (select(*(page.c[name] for name in _EVENT_FIELDS), *venue, *organisation)
-                .join_from(page, Venue.__table__, _venue.id == page.c.venue_id)
-                .join(Organisation.__table__, _organisation.id == page.c.organisation_id)
-                .order_by(page.c.date, page.c.start, page.c.id))
-    # Each row's venue looked up by its key (a subquery of one row, which PostgreSQL cannot
-    # turn into a join): planned once, the page's size is unknown to the planner (its LIMIT
-    # a parameter, estimated at a tenth of the list), and it read all the venues to join a
-    # page of 25 at a million events (the unfiltered page ran in 1.6 ms; so, 0.5-0.9). The few
-    # organisations are read once for the page either way.
-    venue_of = (select(*venue).where(_venue.id == page.c.venue_id).limit(1)
-                .lateral("venue"))
-    return (select(*(page.c[name] for name in _EVENT_FIELDS), *venue_of.c, *organisation,
-                   _genres_of(page.c.id).label("genre_names"))
-            .join_from(page, venue_of, true())
+    venue_of, on, genres = Venue.__table__, _venue.id == page.c.venue_id, []
+    if postgres:
+        # Each row's venue looked up by its key (a subquery of one row, which PostgreSQL
+        # cannot turn into a join): planned once, the page's size is unknown to the planner
+        # (its LIMIT a parameter, estimated at a tenth of the list), and it read all the
+        # venues to join a page of 25 at a million events (the unfiltered page: 1.6 ms; by
+        # key, 0.5-0.9). The few organisations are read once for the page either way.
+        venue_of = select(*venue).where(on).limit(1).lateral("venue")
+        venue, on = list(venue_of.c), true()
+        genres = [_genres_of(page.c.id).label("genre_names")]
+    return (select(*(page.c[name] for name in _EVENT_FIELDS), *venue,
+                   _organisation.id.label("organisation_id"),
+                   _organisation.name.label("organisation_name"), *genres)
+            .join_from(page, venue_of, on)
             .join(Organisation.__table__, _organisation.id == page.c.organisation_id)
             .order_by(page.c.date, page.c.start, page.c.id))
 
@@ -410,7 +407,8 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
 # A radius search around at most this many venues also names them (`near_venues`): from a
 # box and a distance the planner cannot tell how few events match (a 2 km circle at a
 # million events walked 100k events of the list's order to find a page); from their venues'
-# ids it can, and reads those venues' events instead when they are few.
+# ids it can, and reads those venues' events instead when they are few. The venues are read
+# through their box's index whatever its values: planned once.
 NEAR_VENUES_AT_MOST = 100
 _NEAR_VENUES = planned_once(select(_venue.id).where(
     _venue.lat.between(bindparam("lat_min"), bindparam("lat_max")),
