@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Float, ForeignKey,
                         Index, Integer, ScalarSelect, Select, String, Text, and_, bindparam,
-                        func, not_, null, or_, select, text, true, union_all)
+                        all_, func, not_, null, or_, select, text, true, union_all)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from sqlalchemy.types import NullType
@@ -136,6 +136,17 @@ PUBLIC: ColumnElement[bool] = and_(
     Event.status == "approved",
     ~select(_suspender.c.id).where(_suspender.c.id == Event.organisation_id,
                                    _suspender.c.suspended).correlate(Event.__table__).exists())
+# The same rule with the suspended organisations read once for the whole statement (an
+# array PostgreSQL computes once, an InitPlan) rather than probed for each row, for a
+# statement planned once that tests many rows of short walks: a radius around its few
+# venues (`_at_venues`), whose generic plan scanned the organisations' table again for
+# each row walked (780 rows for 10 km around Amsterdam at 10k events: 1.8 ms of 2.2).
+# Estimated as keeping most rows (ten values of an unknown array), not from `suspended`'s
+# statistics: for walks whose index the venue's key chooses. PostgreSQL only.
+PUBLIC_SUSPENDED_READ_ONCE: ColumnElement[bool] = and_(
+    Event.status == "approved",
+    Event.organisation_id != all_(func.array(
+        select(_suspender.c.id).where(_suspender.c.suspended).scalar_subquery())))
 
 
 class EventGenre(Base):
@@ -521,14 +532,15 @@ def _planned(statement: Select, given: frozenset[str]) -> Select:
 
 
 # The filters whose values decide a list's plan: how many events hold a word (a common one
-# walks the agenda's order, a rare one is read through the trigram index), how many a
-# radius's few venues hold (`near_venues`: planned for any number of them, 10 km around
-# Amsterdam at 10k events ran in 6.6 ms rather than 1.8). A list without one walks the
-# same indexes whatever its values: it is planned once (`planned_once`). So is a price (it
-# has no index) and a radius around more venues (walked in the agenda's order with the
-# distance), now that requests start no parallel scans (models/db.py): planning them at
-# each run took as long as running them (1.0-1.7 ms each at a million events).
-_PLANNED_BY_VALUES = frozenset({"q", "near_venues"})
+# walks the agenda's order, a rare one is read through the trigram index). A list without
+# one walks the same indexes whatever its values: it is planned once (`planned_once`). So
+# is a price (it has no index), a radius around more venues (walked in the agenda's order
+# with the distance), now that requests start no parallel scans (models/db.py), and a
+# radius around its few venues (`near_venues`: each venue's walk, whatever their number,
+# once the suspended organisations are read once rather than for each row walked,
+# `PUBLIC_SUSPENDED_READ_ONCE`): planning them at each run took as long as running them
+# (a price at a million events: 1.0-1.7 ms; a radius's few venues: 0.6-1.3 at 10k to 1M).
+_PLANNED_BY_VALUES = frozenset({"q"})
 
 
 # The filters whose own ordered index a list walks rather than the agenda's order.
@@ -559,7 +571,8 @@ def _at_venues(rows: Select, given: frozenset[str], has_tickets: bool | None,
     # venue's ordered one (it read 16,229 box entries for each venue, then sorted).
     one = given - {"near_venues", "lat"}
     order = [_event.date, _event.start, _event.id]
-    at_venue = _billed(_narrowed(rows.with_only_columns(*order), one, has_tickets), one).where(
+    at_venue = _billed(_narrowed(rows.with_only_columns(*order), one, has_tickets,
+                                 PUBLIC_SUSPENDED_READ_ONCE), one).where(
         _event.venue_id == near.c.id, _within_radius(), _event.date >= bindparam("date_from"))
     if "date_to" in given:
         at_venue = at_venue.where(_event.date <= bindparam("date_to"))
@@ -627,9 +640,11 @@ def _summary(row, genres: list[str]) -> EventSummary:
                         genre_names=tuple(genres))
 
 
-def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None) -> Select:
-    """`query` of public events narrowed by every filter but the dates, genre and artist."""
-    query = query.where(PUBLIC)
+def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None,
+              public: ColumnElement[bool] = PUBLIC) -> Select:
+    """`query` of public events (by `public`, one form of the rule) narrowed by every filter
+    but the dates, genre and artist."""
+    query = query.where(public)
     if "city" in given:
         query = query.where(_event.city_key == bindparam("city_key"))
     if "country" in given:

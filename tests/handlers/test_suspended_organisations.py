@@ -44,6 +44,8 @@ def _lists(client, auth, agenda) -> dict[str, list[str]]:
         "all": {}, "search": {"q": "open"}, "venue": {"venue_id": agenda["venue"].id},
         "artist": {"artist_id": agenda["artist"].id}, "city": {"city": "Zwolle"},
         "genre": {"genre": "Techno"},
+        # Around the venue (its few venues walked one by one on PostgreSQL).
+        "radius": {"lat": agenda["venue"].lat, "lng": agenda["venue"].lng, "radius_km": 1},
         "organisation": {"organisation_id": agenda["hidden"].id}}.items()}
 
 
