@@ -446,6 +446,7 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
         "city_key": filters.city and fold(filters.city), "country": filters.country,
         "genre": filters.genre, "venue_id": filters.venue_id, "artist_id": filters.artist_id,
         "organisation_id": filters.organisation_id,
+        "word": filters.q and fold(filters.q),
         "search": filters.q and like_pattern(fold(filters.q)),
         "max_price": filters.max_price, "min_price": filters.min_price,
     }
@@ -469,7 +470,7 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
     and read and sorted all of them: 0.5-0.6 s for 25 km around Groningen or 5 km around
     Gent at a million events, 7 and 28 ms in the agenda's order.)"""
     rows = select(*_EVENT_COLUMNS).select_from(_listed(given))
-    running = _billed(_narrowed(rows, given, has_tickets), given).where(
+    running = _running(rows, given, has_tickets, postgres).where(
         _event.end_date.is_not(None), _event.date < bindparam("date_from"),
         _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
     if postgres and "near_venues" in given:
@@ -523,6 +524,20 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
                                                                     _event.id], after=after),
                                          started), ("date", "start", "id")).subquery(), postgres)
     return _planned(statement, given)
+
+
+def _running(rows: Select, given: frozenset[str], has_tickets: bool | None,
+             postgres: bool) -> Select:
+    """`rows` narrowed by every filter for the list's range of events still running (its
+    dates added by the caller). That range reads the few multi-day events across `from`
+    (`ix_events_running`) whatever the word: on PostgreSQL it tests a word by its position
+    (`strpos`, the same test as LIKE's escaped pattern), which the planner does not estimate
+    against search_key's 3,000-entry histogram as it does a LIKE (migration 0020): a
+    word's planning at a million events took 1.7-2.8 ms, 1.2 without that estimate."""
+    if not (postgres and "q" in given):
+        return _billed(_narrowed(rows, given, has_tickets), given)
+    return _billed(_narrowed(rows, given - {"q"}, has_tickets), given).where(
+        func.strpos(_event.search_key, bindparam("word")) > 0)
 
 
 def _planned(statement: Select, given: frozenset[str]) -> Select:

@@ -108,10 +108,14 @@ def test_venue_artist_and_organisation_filters(client, auth):
 def test_q_searches_title_and_venue_name_without_case_or_accents(client, auth):
     by_venue = EventFactory(title="Friday", venue=VenueFactory(name="Club Ampère"))
     by_title = EventFactory(title="Ampère Allnighter")
+    # Begun yesterday and still running: the list's other range, the same search.
+    running = EventFactory(title="100% Ampère Weekender", date=day(-1), end_date=day(1))
     EventFactory(title="Other night")
-    assert set(EVENTS.ids(client, auth, q="ampere")) == {by_venue.id, by_title.id}
-    assert set(EVENTS.ids(client, auth, q="AMPÈRE")) == {by_venue.id, by_title.id}
-    assert EVENTS.ids(client, auth, q="100%") == []
+    listed = {by_venue.id, by_title.id, running.id}
+    assert set(EVENTS.ids(client, auth, q="ampere")) == listed
+    assert set(EVENTS.ids(client, auth, q="AMPÈRE")) == listed
+    assert EVENTS.ids(client, auth, q="100%") == [running.id]
+    assert EVENTS.ids(client, auth, q="0%_a") == []  # as written, not LIKE's wildcards
     assert EVENTS.ids(client, auth, q="_") == []
 
 
