@@ -438,6 +438,7 @@ _GENRES = (select(_genre.event_id, _genre.genre).where(among(_genre.event_id, "i
 def _params(filters: EventFilters, today: dt.date) -> dict:
     """The values of the list's statements' parameters (those of absent filters unused)."""
     date_from = filters.date_from or today
+    word = filters.q and fold(filters.q)
     params = {
         "date_from": date_from,
         "running_from": max(date_from, dt.date.min + dt.timedelta(days=MAX_SPAN_DAYS))
@@ -446,8 +447,7 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
         "city_key": filters.city and fold(filters.city), "country": filters.country,
         "genre": filters.genre, "venue_id": filters.venue_id, "artist_id": filters.artist_id,
         "organisation_id": filters.organisation_id,
-        "word": filters.q and fold(filters.q),
-        "search": filters.q and like_pattern(fold(filters.q)),
+        "word": word, "search": filters.q and like_pattern(word),
         "max_price": filters.max_price, "min_price": filters.min_price,
     }
     if filters.lat is not None and filters.lng is not None:
