@@ -52,6 +52,16 @@ def planned_once(statement):
     return statement.execution_options(**{GENERIC_PLAN: True})
 
 
+# The key of a session's `info` (its sessionmaker's) holding where `session_rows` runs the
+# statements marked `planned_once`, instead of on the session's connection between `SET
+# plan_cache_mode` and `RESET`: `DirectStatements.execute` on connections that plan every
+# prepared statement once (agenda/app.py, the sessions of public answers, which read in
+# autocommit: each statement its own transaction, on whichever connection). Such a list
+# then opens no session's connection at all: a miss of the long tail cost the workers
+# 11-15% less CPU (bench/RESULTS.md).
+PLANNED_ONCE_RUNNER = "planned_once_runner"
+
+
 def _run_generic(dbapi_connection, cursor, sql: str, arguments: tuple) -> None:
     """Run `sql` on `cursor` under PostgreSQL's generic plan, and the connection's plan mode
     back as it was: the three in one round trip (psycopg's pipeline). Between two syncs
@@ -163,7 +173,11 @@ def session_rows(session: Session, statement, params: dict) -> list:
     The engine's cursor events run around it as around any statement (SQLite's deadline,
     models/db.py; whoever counts the statements); an error is raised as SQLAlchemy raises
     it, and a connection it lost is invalidated. A statement whose SQL varies (`Varying`)
-    runs through `session.execute`."""
+    runs through `session.execute`; one marked `planned_once`, where the session names a
+    runner for them (`PLANNED_ONCE_RUNNER`), there."""
+    runner = session.info.get(PLANNED_ONCE_RUNNER)
+    if runner is not None and statement.get_execution_options().get(GENERIC_PLAN):
+        return runner(statement, params)
     connection = session.connection()
     dialect = connection.dialect
     done = compiled(statement, dialect)
@@ -195,7 +209,8 @@ def session_rows(session: Session, statement, params: dict) -> list:
 class DirectStatements:
     """Runs a few hot, prebuilt statements on a pooled DBAPI connection in autocommit, each
     its own transaction, without the ORM's or the Connection's machinery (~50 µs a statement
-    instead of ~280 µs): the token lookup every request makes, a door's scan.
+    instead of ~280 µs): the token lookup every request makes, a door's scan, the statements
+    planned once of a public answer (`PLANNED_ONCE_RUNNER`).
     `execute(statement, params)` returns the rows (of a SELECT, or of an UPDATE's RETURNING),
     each with attribute access, like a Core result's `.all()`.
 

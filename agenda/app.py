@@ -15,7 +15,7 @@ from connexion.middleware.main import ConnexionMiddleware
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
-from adapters.direct import DirectStatements, KeptStatement
+from adapters.direct import PLANNED_ONCE_RUNNER, DirectStatements, KeptStatement
 from adapters.watch import Watch, forget_on_commit
 from agenda.health import HealthCheck
 from agenda.settings import Settings, load
@@ -70,6 +70,8 @@ class Service:
     # Sessions of the public answers built before the framework (edge/cache.py), which only
     # read: in autocommit, each statement its own transaction.
     reads: sessionmaker
+    # On PostgreSQL, where the reads' statements planned once run (`build_service`).
+    catalogue_engine: Engine | None
     # Runs the key lookups of the hot paths: the token lookup of every request, a door's
     # lookup and take of a ticket (`DirectStatements.execute` on `direct_engine`; tests run it
     # on their own connection).
@@ -103,6 +105,8 @@ class Service:
             self.current_stamp.close()
         self.engine.dispose()
         self.direct_engine.dispose()
+        if self.catalogue_engine is not None:
+            self.catalogue_engine.dispose()
         self.admissions.shutdown(wait=False)
         self.door_threads.shutdown(wait=False)
         self.catalogue_threads.shutdown(wait=False)
@@ -131,13 +135,23 @@ def build_service(settings: Settings) -> Service:
                          statement_timeout_ms=settings.statement_timeout_ms, requests=True)
     direct_engine = make_engine(settings.database_url,
                                 pool_size=settings.admission_threads + DOOR_THREADS,
-                                pre_ping=False, custom_plans=False,
+                                pre_ping=False, plans=None,
                                 statement_timeout_ms=settings.statement_timeout_ms)
     document = openapi.load_document(settings.base_url)
     sessions = make_sessionmaker(engine)
     # Public answers built before the framework only read: each statement on its own,
     # without the BEGIN and ROLLBACK round trips around them (two of a list page's four).
+    # On PostgreSQL their statements planned once run on connections of their own that plan
+    # every prepared statement once (`PLANNED_ONCE_RUNNER`): no session's connection, no
+    # plan mode set and reset around each.
     reads = make_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))
+    catalogue_engine = None
+    if engine.dialect.name == "postgresql":
+        catalogue_engine = make_engine(settings.database_url, pool_size=CATALOGUE_THREADS,
+                                       pre_ping=False, plans="force_generic_plan",
+                                       statement_timeout_ms=settings.statement_timeout_ms,
+                                       requests=True)
+        reads.configure(info={PLANNED_ONCE_RUNNER: DirectStatements(catalogue_engine).execute})
     routes = RouteTable(document, "/v1")
     document_json = orjson.dumps(document)
     watch = None
@@ -145,7 +159,8 @@ def build_service(settings: Settings) -> Service:
         watch = Watch(settings.database_url).start()
         forget_on_commit(watch, engine, sessions, catalogue=frozenset(CATALOGUE_TABLES))
     service = Service(
-        settings=settings, engine=engine, sessions=sessions, reads=reads, watch=watch,
+        settings=settings, engine=engine, sessions=sessions, reads=reads,
+        catalogue_engine=catalogue_engine, watch=watch,
         direct=DirectStatements(direct_engine).execute, direct_engine=direct_engine,
         usage=Usage(settings.ratelimit_storage, per_minute=settings.per_minute,
                     per_day=settings.per_day),

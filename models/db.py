@@ -57,7 +57,7 @@ def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
 
 
 def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
-                custom_plans: bool = True, ping_after: float = PING_AFTER_IDLE,
+                plans: str | None = "force_custom_plan", ping_after: float = PING_AFTER_IDLE,
                 statement_timeout_ms: int | None = None, requests: bool = False) -> Engine:
     """An engine for `url`: SQLite with foreign keys and WAL, PostgreSQL with a sized pool.
 
@@ -90,9 +90,10 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
     # Custom plans (by default): psycopg prepares a statement run 5 times, and PostgreSQL's
     # generic plan for a filtered list (no values for the dates, the radius, the price) is a
     # parallel scan of the whole table: at 1M events, 10 requests/s instead of hundreds.
-    # Key lookups (a token, a ticket) plan once: `custom_plans=False`. A statement whose plan
-    # its values do not change plans once on this engine too (adapters/direct.py `planned_once`).
-    settings = ["plan_cache_mode=force_custom_plan"] if custom_plans else []
+    # Key lookups (a token, a ticket) plan once: `plans=None` (PostgreSQL's own choice). A
+    # statement whose plan its values do not change plans once on this engine too
+    # (adapters/direct.py `planned_once`), or on one whose `plans` are "force_generic_plan".
+    settings = [f"plan_cache_mode={plans}"] if plans else []
     if requests:
         # Requests read a few rows to a few thousand: starting parallel workers costs more
         # than it saves (a small organisation's facet counts took 17 ms with them, 6

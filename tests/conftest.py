@@ -13,7 +13,7 @@ import functools
 import pytest
 from sqlalchemy import event
 
-from adapters.direct import rows
+from adapters.direct import PLANNED_ONCE_RUNNER, rows
 from agenda.app import create_app
 from edge.limits import MemoryCounters
 from models import migrate, tokens
@@ -80,6 +80,10 @@ def joined(service, connection):
         event.listen(sessions, "after_begin", _as_committed)
     production = service.direct
     service.direct = functools.partial(_rows, connection)
+    # The reads' statements planned once (PostgreSQL) on the test's connection too.
+    runners = service.reads.kw.get("info") or {}
+    if PLANNED_ONCE_RUNNER in runners:
+        service.reads.configure(info={PLANNED_ONCE_RUNNER: service.direct})
     try:
         yield
     finally:
@@ -87,6 +91,8 @@ def joined(service, connection):
             event.remove(sessions, "after_begin", _as_committed)
             sessions.configure(bind=bind, join_transaction_mode="conditional_savepoint")
         service.direct = production
+        if runners:
+            service.reads.configure(info=runners)
 
 
 def _as_committed(_session, _transaction, connection) -> None:
