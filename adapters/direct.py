@@ -58,7 +58,7 @@ def planned_once(statement):
 # prepared statement once (agenda/app.py, the sessions of public answers, which read in
 # autocommit: each statement its own transaction, on whichever connection). Such a list
 # then opens no session's connection at all: a miss of the long tail cost the workers
-# 11-15% less CPU (bench/RESULTS.md).
+# 11-16% less CPU (bench/RESULTS.md).
 PLANNED_ONCE_RUNNER = "planned_once_runner"
 
 

@@ -378,7 +378,7 @@ def catalogue_reads(service):
 def test_a_list_built_on_postgresql_plans_once_on_its_own_connections(catalogue_committed):
     """A public list's statements planned once run on connections that plan every prepared
     statement once: no session's connection opened for the answer, no plan mode set and
-    reset around each statement (a miss of the long tail cost the workers 11-15% less)."""
+    reset around each statement (a miss of the long tail cost the workers 11-16% less)."""
     url, token = catalogue_committed
     if not url.startswith("postgresql"):
         pytest.skip("SQLite has no plan cache")
