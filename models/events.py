@@ -474,11 +474,20 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
         _event.end_date.is_not(None), _event.date < bindparam("date_from"),
         _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
     if postgres and "near_venues" in given:
-        return _planned(_summaries(keyset_union((
-            keyset_statement(running, [_event.date, _event.start, _event.id], after=after),
-            _at_venues(rows, given, has_tickets, after)), ("date", "start", "id")).subquery(),
-            postgres), given)
-    # From `from` on; a genre or artist filter walks its own ordered index instead.
+        started = _at_venues(rows, given, has_tickets, after)
+    else:
+        started = _started(rows, given, has_tickets, after, postgres)
+        if "date_to" in given:
+            running = running.where(_event.date <= bindparam("date_to"))
+    return _planned(_summaries(keyset_union((
+        keyset_statement(running, [_event.date, _event.start, _event.id], after=after),
+        started), ("date", "start", "id")).subquery(), postgres), given)
+
+
+def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, after: bool,
+             postgres: bool) -> Select:
+    """The list's range from `from` on, a page at most, in the list's order: the walk of the
+    agenda's order or of a filter's own ordered index (the genre's, the artist's)."""
     if postgres and "lat" in given:
         started = _narrowed(rows, given - {"lat"}, has_tickets).where(_within_radius())
     else:
@@ -510,20 +519,14 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
     dated = [order[0]] if order[0] is _event.date else [order[0], _event.date]
     started = started.where(*(column >= bindparam("date_from") for column in dated))
     if "date_to" in given:
-        running = running.where(_event.date <= bindparam("date_to"))
         started = started.where(*(column <= bindparam("date_to") for column in dated))
     if postgres and "q" in given and not given & _OWN_WALKS:
         # Free text alone walks the agenda's order testing each event's words (for a common
         # word; a rare one is read through the trigram index): positions from the order's
         # index alone (`IN_ORDER`), then the page's events by id.
-        started = _by_position(keyset_statement(started.with_only_columns(*order), order,
-                                                after=after))
-    else:
-        started = keyset_statement(started, order, after=after)
-    statement = _summaries(keyset_union((keyset_statement(running, [_event.date, _event.start,
-                                                                    _event.id], after=after),
-                                         started), ("date", "start", "id")).subquery(), postgres)
-    return _planned(statement, given)
+        return _by_position(keyset_statement(started.with_only_columns(*order), order,
+                                             after=after))
+    return keyset_statement(started, order, after=after)
 
 
 def _running(rows: Select, given: frozenset[str], has_tickets: bool | None,
