@@ -8,9 +8,11 @@ reads only the token row (with the catalogue stamp), never the catalogue tables.
 import concurrent.futures
 import contextlib
 import datetime as dt
+import random
 import re
 from pathlib import Path
 
+import orjson
 import pytest
 from flask import request
 from sqlalchemy import delete, event, text, update
@@ -220,7 +222,7 @@ def test_private_answers_are_never_kept_or_served_to_another_token(app, client, 
         "private, no-store"
     # A public answer beside them is kept (whatever other tests left in the cache).
     assert client.get("/v1/genres", headers=bearer(first)).status_code == 200
-    kept = list(app.service.cache.local._entries)
+    kept = app.service.cache.local.keys()
     assert Keys.of("/v1/genres", {"limit": 25}) in kept
     assert not any(key.lstrip("=").startswith("/v1/me") for key in kept)
 
@@ -315,19 +317,58 @@ def test_a_statement_that_changes_nothing_keeps_the_stamp(db):
     assert stamp_as_if_committed() != stamp
 
 
-def test_the_cache_of_a_process_keeps_within_its_bytes_dropping_the_least_used():
-    def entry(size: int) -> Entry:
-        return Entry("s", 1, PublicAnswer(b"x" * size, b"{}", 'W/"t"'))
+def kept(data: bytes) -> Entry:
+    return Entry("s", 1, PublicAnswer(data, b'{"next_cursor":null}', 'W/"t"'))
 
-    local = LocalEntries(max_bytes=3_000)
+
+def test_the_cache_of_a_process_keeps_within_its_bytes_dropping_the_least_used():
+    rng = random.Random(1)  # bytes that do not compress: each one's size is what it costs
+    local = LocalEntries(max_bytes=5_200)  # room for three of them
     for url in ("/a", "/b", "/c"):
-        local.put(url, entry(900))
+        local.put(url, kept(rng.randbytes(900)))
     assert local.get("/a") is not None  # /a is now the most recently used
-    local.put("/d", entry(900))
+    local.put("/d", kept(rng.randbytes(900)))
     assert [url for url in ("/a", "/b", "/c", "/d") if local.get(url)] == ["/a", "/c", "/d"]
-    assert local.size <= 3_000
-    local.put("/huge", entry(5_000))
+    assert local.size <= 5_200
+    local.put("/huge", kept(rng.randbytes(5_000)))
     assert local.get("/huge") is None
+    local.put("/a", kept(rng.randbytes(5_000)))  # a new answer too big: not the old one either
+    assert local.get("/a") is None
+
+
+def page(rng: random.Random) -> bytes:
+    """A list's data: items alike, their values not."""
+    return orjson.dumps([{"id": f"evt_{rng.getrandbits(48):012x}",
+                          "title": f"Night {rng.randint(1, 10**6)}",
+                          "date": f"2026-12-{rng.randint(10, 28)}",
+                          "venue": {"name": rng.choice(["Paradiso", "Melkweg", "Ancienne"]),
+                                    "city": rng.choice(["Amsterdam", "Brussel"])},
+                          "genres": rng.sample(["Techno", "House", "Disco", "Jazz"], 2)}
+                         for _ in range(100)])
+
+
+def test_the_cache_of_a_process_keeps_answers_compressed_and_serves_each_as_built():
+    rng = random.Random(1)
+    pages = {f"/{number}": page(rng) for number in range(40)}
+    local = LocalEntries(max_bytes=200_000)
+    assert sum(map(len, pages.values())) > 3 * local.packed.bound
+    for url, data in pages.items():
+        local.put(url, kept(data))
+    assert local.size <= 200_000
+    for url, data in pages.items():  # every one, though whole they take 3 times the room
+        entry = local.get(url)
+        assert (entry.answer.data, entry.answer.meta, entry.answer.etag) == (
+            data, b'{"next_cursor":null}', 'W/"t"')
+    assert local.get("/39") is local.get("/39")  # served again as it is, not decompressed
+
+
+def test_an_answer_shared_through_redis_is_compressed_and_comes_back_as_built():
+    data = page(random.Random(2))
+    shared = kept(data).pack()
+    assert len(shared) < len(data) / 3
+    back = Entry.unpack(shared)
+    assert (back.stamp, back.hour, back.answer) == ("s", 1, PublicAnswer(
+        data, b'{"next_cursor":null}', 'W/"t"'))
 
 
 def test_a_header_out_of_the_documents_bounds_is_refused_although_the_answer_is_kept(
