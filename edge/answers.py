@@ -40,8 +40,9 @@ def _tail(request_id: str, meta: bytes) -> tuple[bytes, ...]:
 
 
 def lasting(serialized: bytes) -> bytes:
-    """`serialized` (orjson's output) copied to bytes of its own size, to be kept: orjson's
-    bytes keep the whole buffer they were written in (~4 KB for a few hundred bytes)."""
+    """`serialized` (orjson's output, or a compressor's) copied to bytes of its own size, to
+    be kept: their bytes keep the whole buffer they were written in (orjson's ~4 KB for a
+    few hundred bytes; Zstandard's the room of the worst case, a page's 22 KB for its 3.4)."""
     return bytes(memoryview(serialized))
 
 

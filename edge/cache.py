@@ -114,9 +114,7 @@ def _compressed(data: bytes) -> bytes:
     compressor = getattr(_contexts, "compressor", None)
     if compressor is None:
         compressor = _contexts.compressor = zstandard.ZstdCompressor(level=PACK_LEVEL)
-    # Copied: the compressor's own bytes keep the room of the worst case (a page's 22 KB
-    # for its 3.4).
-    return bytes(memoryview(compressor.compress(data)))
+    return answers.lasting(compressor.compress(data))
 
 
 def _decompressed(packed: bytes) -> bytes:
