@@ -234,6 +234,9 @@ class Recent:
             self._entries.move_to_end(key)
         return value
 
+    def keys(self) -> list[str]:
+        return list(self._entries)
+
     def put(self, key: str, value) -> None:
         cost = self.cost(key, value)
         old = self._entries.pop(key, None)
@@ -272,7 +275,7 @@ class LocalEntries:
         return self.whole.size + self.packed.size
 
     def keys(self) -> list[str]:
-        return list(self.packed._entries)  # noqa: SLF001 - its own part
+        return self.packed.keys()
 
     def get(self, key: str) -> Entry | None:
         packed = self.packed.get(key)
