@@ -15,14 +15,13 @@ from edge import answers, conditional
 from edge.context import if_none_match, request_id, settings, state
 from edge.state import PublicAnswer
 from openapi.schemas import attribution
-from openapi.schemas.fragments import Serialized
+
 
 def public(data, *, meta: dict | None = None) -> Response:
-    """A public catalogue answer, conditional on `If-None-Match`; `data` as objects, or as
-    a list already `Serialized` (openapi/schemas/fragments.py)."""
+    """A public catalogue answer, conditional on `If-None-Match`."""
     # Kept by the response cache: bytes of their own size (`answers.lasting`).
     meta = answers.lasting(orjson.dumps({**(meta or {}), "attribution": attribution(settings())}))
-    data = data.json if isinstance(data, Serialized) else answers.lasting(orjson.dumps(data))
+    data = answers.lasting(orjson.dumps(data))
     answer = PublicAnswer(data, meta, conditional.etag(data, meta))
     # Kept by the response cache (edge/cache.py) in parts, not as this body's bytes.
     state().answer = answer
@@ -32,7 +31,7 @@ def public(data, *, meta: dict | None = None) -> Response:
     return _json(answer.data, answer.meta, headers)
 
 
-def public_page(items: list | Serialized, *, limit: int, next_cursor: str | None,
+def public_page(items: list, *, limit: int, next_cursor: str | None,
                 meta: dict | None = None) -> Response:
     """A public list page."""
     return public(items, meta={**(meta or {}), "count": len(items), "limit": limit,

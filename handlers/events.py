@@ -7,8 +7,9 @@ from edge.problems import QUERY_NAMES
 from handlers import envelope
 from models import events, facets as facet_counts
 from models.calendar import today
-from openapi.schemas.events import EVENT_SUMMARIES, EventDetailSchema, EventFacetsSchema
+from openapi.schemas.events import EventDetailSchema, EventFacetsSchema, EventSummarySchema
 
+summaries = EventSummarySchema(many=True)
 detail = EventDetailSchema()
 # The filters' domain names by the names of the query string (`from` is `date_from`).
 FIELDS = {query: field for field, query in QUERY_NAMES.items()}
@@ -38,7 +39,7 @@ def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, ci
         events.list_events(session(), filters=wanted, today=today(), limit=limit, after=after)))
     counted = wanted.facets and {"facets": facet_counts_schema.dump(
         facet_counts.count(session(), filters=wanted, today=today()))}
-    return envelope.public_page(EVENT_SUMMARIES.dump(page.items), limit=limit,
+    return envelope.public_page(summaries.dump(page.items), limit=limit,
                                 next_cursor=page.next_cursor, meta=counted or None)
 
 

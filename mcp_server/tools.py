@@ -35,8 +35,7 @@ from openapi.schemas.account import MeSchema
 from openapi.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
 from openapi.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
 from openapi.schemas.cities import CitySchema
-from openapi.schemas.events import EVENT_SUMMARIES, EventDetailSchema, EventFacetsSchema
-from openapi.schemas.fragments import Serialized
+from openapi.schemas.events import EventDetailSchema, EventFacetsSchema, EventSummarySchema
 from openapi.schemas.festivals import TokenPricesSchema, TokenReportSchema
 from openapi.schemas.genres import GenreSchema
 from openapi.schemas.organisations import OrganisationSchema
@@ -88,8 +87,6 @@ class Call:
         """A public list page: `fetch(after)` is the domain call; cursors as on REST."""
         found = paging.page(filters, cursor, secret=self.settings.secret_key, fetch=fetch)
         items = schema.dump(found.items)
-        if isinstance(items, Serialized):  # summaries kept rendered, shared with REST's pages
-            items = orjson.loads(items.json)
         return self.public(items, **meta, count=len(items), limit=limit,
                            next_cursor=found.next_cursor)
 
@@ -216,7 +213,7 @@ def search_events(
             facets=facet_counts.parse(",".join(facets)) if facets else None)
         counted = {"facets": EventFacetsSchema().dump(facet_counts.count(
             call.session, filters=wanted, today=call.today()))} if wanted.facets else {}
-        return call.page(wanted, cursor, limit=limit, schema=EVENT_SUMMARIES,
+        return call.page(wanted, cursor, limit=limit, schema=EventSummarySchema(many=True),
                          fetch=lambda after: events.list_events(
                              call.session, filters=wanted, today=call.today(), limit=limit,
                              after=after), **counted)

@@ -290,8 +290,7 @@ class EventSummary(NamedTuple):
     Lists read these as plain rows (one statement a page, its genres in it on PostgreSQL)
     rather than as `Event` objects: loading mapped objects with their venue,
     organisation and genres was most of the cost of a page. Named tuples, as its venue and
-    organisation: made, hashed and compared in C (a rendered summary is kept by its value,
-    openapi/schemas/fragments.py), 5-10x faster than frozen dataclasses.
+    organisation: made in C, 5-10x faster than frozen dataclasses.
     """
 
     id: str

@@ -3,7 +3,6 @@
 from marshmallow import fields
 
 from openapi.schemas import OutputSchema, site_url
-from openapi.schemas.fragments import Fragments
 
 
 class VenueRefSchema(OutputSchema):
@@ -88,7 +87,3 @@ class EventFacetsSchema(OutputSchema):
     city = fields.List(fields.Nested(FacetCountSchema))
     date = fields.List(fields.Nested(FacetCountSchema))
 
-
-# An event's summary rendered once per value (openapi/schemas/fragments.py), for every list
-# page it is on: ~1.5 KB each with its key, so ~15 MB a process at most.
-EVENT_SUMMARIES = Fragments(EventSummarySchema(), size=10_000)

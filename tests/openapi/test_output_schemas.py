@@ -1,5 +1,5 @@
-"""Output schemas dump by a plan of their fields (openapi/schemas/__init__.py `OutputSchema`):
-the same output as marshmallow's own way, which stays the definition."""
+"""Output schemas dump by a function compiled from their fields (openapi/schemas/__init__.py
+`OutputSchema`): the same output as marshmallow's own way, which stays the definition."""
 
 import dataclasses
 import datetime as dt
@@ -115,8 +115,81 @@ def test_values_that_are_not_plain_attributes_dump_as_marshmallow_dumps_them(obj
     assert planned["marked"] is True
 
 
-def test_a_list_dumps_each_item_by_the_plan(monkeypatch):
+def test_a_list_dumps_each_item_by_the_compiled_function(monkeypatch):
     things = [Thing("a", inner=Thing("b")), Thing("c")]
     planned, reference = dumped_both_ways(OddSchema(many=True), things, monkeypatch)
     assert planned == reference
     assert [item["called"] for item in planned] == ["label of a", "label of c"]
+
+
+@dataclasses.dataclass
+class Values:
+    """A value for each kind of field the compiled function writes out itself, in any type."""
+
+    text: object = "text"
+    number: object = 3
+    ratio: object = 0.5
+    flag: object = True
+    day: object = dt.date(2026, 12, 5)
+    counted: object = 4
+    dated: object = dt.date(2026, 12, 6)
+    words: object = ("a", "b")
+    inner: object = None
+    hooked: object = None
+
+    def __post_init__(self):
+        setattr(self, "for", "in an attribute named as a keyword")
+
+    @property
+    def broken(self):
+        raise AttributeError("no such thing")
+
+
+class HookedSchema(OutputSchema):
+    name = fields.String()
+
+    @post_dump
+    def shout(self, data, **_kwargs):
+        return {"name": data["name"].upper()}
+
+
+class KindsSchema(OutputSchema):
+    """Each field whose plain attribute the compiled function converts itself."""
+
+    text = fields.String(allow_none=True)
+    number = fields.Integer(allow_none=True)
+    as_text = fields.Integer(attribute="counted", as_string=True)
+    ratio = fields.Float(allow_none=True)
+    flag = fields.Boolean(allow_none=True)
+    day = fields.Date(allow_none=True)
+    formatted = fields.Date(attribute="dated", format="%d/%m/%Y")
+    words = fields.List(fields.String(), allow_none=True)
+    inner = fields.Nested(InnerSchema, allow_none=True)
+    hooked = fields.Nested(HookedSchema, allow_none=True)
+    reserved = fields.String(attribute="for")
+    broken = fields.String(dump_default="its default")
+
+
+@pytest.mark.parametrize("values", [
+    Values(),
+    Values(text=None, number=None, ratio=None, flag=None, day=None, words=None),
+    Values(text=7, number=2.9, ratio=3, flag=1, day=dt.datetime(2026, 12, 5, 23, 30),
+           words=["a", 1, None], inner=Thing("b"), hooked=Thing("c")),
+], ids=["their own types", "none", "other types"])
+def test_each_kind_of_field_dumps_as_marshmallow_dumps_it(values, monkeypatch):
+    compiled, reference = dumped_both_ways(KindsSchema(), values, monkeypatch)
+    assert compiled == reference
+    assert list(compiled) == list(reference)
+    assert compiled["broken"] == "its default"
+    assert compiled["reserved"] == "in an attribute named as a keyword"
+
+
+def test_instances_that_dump_other_fields_dump_each_their_own(monkeypatch):
+    every, some = KindsSchema(), KindsSchema(only=("text", "day"))
+    for schema in (every, some, KindsSchema(exclude=("text",))):
+        compiled, reference = dumped_both_ways(schema, Values(), monkeypatch)
+        assert compiled == reference
+    with Context(SITE):
+        assert list(some.dump(Values())) == ["text", "day"]
+        assert "text" not in KindsSchema(exclude=("text",)).dump(Values())
+        assert len(every.dump(Values())) == len(KindsSchema._declared_fields)
