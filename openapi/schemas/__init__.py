@@ -43,8 +43,9 @@ class OutputSchema(Schema):
     attribute and hands it to the field's own `_serialize`, so the output is
     the field's, as marshmallow dumps it; a value the field would give back as it is (a
     `str` to a String, None to a field that allows it) is not handed over at all, a date
-    is formatted by the very function its Date field calls, and a nested schema of this
-    kind without hooks is dumped by its own compiled function. A field whose value is not
+    is formatted by the very function its Date field calls, a Function field's function is
+    called, and a nested schema of this kind without hooks is dumped by its own compiled
+    function. A field whose value is not
     a plain attribute (a function, a dotted path, a missing attribute with its default), a
     mapping, or a schema with its own accessor goes marshmallow's way. Hooks (`pre_dump`,
     `post_dump`) run as always: `dump` calls this.
@@ -87,6 +88,12 @@ def _compiled(schema: Schema) -> Callable[[Any], dict]:
             f"value = field{number}.serialize({name!r}, obj, accessor=accessor)",
             "if value is not missing:",
             f"    output[{key!r}] = value"]
+        if type(field) is fields.Function:
+            # What `Function.serialize` comes to: its function of the object.
+            names[f"function{number}"] = field.serialize_func
+            lines += [f"    value = function{number}(obj)",
+                      *(f"    {line}" for line in marshmallows_way[1:])]
+            continue
         if not field._CHECK_ATTRIBUTE or "." in attribute:
             lines += [f"    {line}" for line in marshmallows_way]
             continue
