@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import Any
 
-from sqlalchemy import JSON, Boolean, Index, String, Text, func, select
+from sqlalchemy import JSON, Boolean, Index, String, Text, bindparam, func, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from adapters.direct import planned_once, session_rows
 from models.db import Base, Timestamp
 from models.errors import NotFound
 from models.events import upcoming_for_artist
@@ -55,9 +57,10 @@ class ArtistFilters(Filters):
 
 @dataclasses.dataclass(frozen=True)
 class ArtistProfile:
-    """An artist with its releases (newest first) and next dates (GET /artists/{id})."""
+    """An artist with its releases (newest first) and next dates (GET /artists/{id}):
+    `artist` is the row of its columns (`get_artist`), whose fields read as the artist's."""
 
-    artist: Artist
+    artist: Any
     releases: list
     upcoming_events: list
 
@@ -81,12 +84,16 @@ def list_artists(session: Session, *, filters: ArtistFilters, after: list | None
 
 
 def get_artist(session: Session, artist_id: str, *, today: dt.date) -> ArtistProfile:
-    """The artist with this id, its releases and next dates; `NotFound` otherwise."""
+    """The artist with this id, its releases and next dates; `NotFound` otherwise. Plain
+    rows, each statement planned once (not the mapped `Artist` and its releases)."""
     # models.releases imports this module for the credits' `artist`.
     from models.releases import releases_of
 
-    artist = session.get(Artist, artist_id)
-    if artist is None:
+    found = session_rows(session, _BY_ID, {"id": artist_id})
+    if not found:
         raise NotFound("artist", artist_id)
-    return ArtistProfile(artist=artist, releases=releases_of(session, artist.id),
-                         upcoming_events=upcoming_for_artist(session, artist.id, today=today))
+    return ArtistProfile(artist=found[0], releases=releases_of(session, artist_id),
+                         upcoming_events=upcoming_for_artist(session, artist_id, today=today))
+
+
+_BY_ID = planned_once(select(*Artist.__table__.c).where(Artist.__table__.c.id == bindparam("id")))

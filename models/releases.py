@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from sqlalchemy import Date, ForeignKey, Index, Integer, String, and_, exists, func, select
-from sqlalchemy.orm import Mapped, Session, lazyload, mapped_column, relationship
+from sqlalchemy import (Date, ForeignKey, Index, Integer, String, and_, bindparam, exists, func,
+                        select)
+from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
+from adapters.direct import planned_once, session_rows
 from models.artists import Artist
 from models.db import Base, Timestamp
 from models.errors import BadRequest
@@ -86,14 +88,19 @@ class RadarRelease:
         return getattr(self.release, name)
 
 
-def releases_of(session: Session, artist_id: str) -> list[Release]:
-    """Every release crediting the artist, newest first (release date, then id)."""
-    return list(session.scalars(
-        select(Release).join(ReleaseArtist, and_(ReleaseArtist.release_id == Release.id,
-                                                  ReleaseArtist.artist_id == artist_id))
-        # A discography needs titles and dates, not the credits.
-        .options(lazyload(Release.artists))
-        .order_by(Release.release_date.desc(), Release.id.desc())))
+def releases_of(session: Session, artist_id: str) -> list:
+    """Every release crediting the artist, newest first (release date, then id): rows of the
+    release's columns (a discography needs titles and dates, not mapped releases with their
+    credits)."""
+    return session_rows(session, _DISCOGRAPHY, {"artist_id": artist_id})
+
+
+_release, _credit = Release.__table__.c, ReleaseArtist.__table__.c
+# Through the credits' index by artist, whatever the artist: planned once.
+_DISCOGRAPHY = planned_once(
+    select(*_release).join(ReleaseArtist.__table__, and_(
+        _credit.release_id == _release.id, _credit.artist_id == bindparam("artist_id")))
+    .order_by(_release.release_date.desc(), _release.id.desc()))
 
 
 def _upcoming_bookings(today: dt.date):
