@@ -96,14 +96,16 @@ class VenueFilters(Filters):
     with_events: bool | None = None
 
 
-def upcoming(today: dt.date) -> tuple:
-    """Conditions on `Event`: public and from `today` on, running ones too (as GET /events)."""
+def upcoming(today, span_from=None) -> tuple:
+    """Conditions on `Event`: public and from `today` on, running ones too (as GET /events).
+    `today` a date, or with `span_from` the bound parameters of a prebuilt statement."""
     # models.events imports this module for its `venue` relationship.
     from models.events import MAX_SPAN_DAYS, PUBLIC, Event
 
     # The span bound lets an index on (..., date) start its range near today.
-    return (PUBLIC, Event.date >= today - dt.timedelta(days=MAX_SPAN_DAYS),
-            Event.last_date >= today)
+    if span_from is None:
+        span_from = today - dt.timedelta(days=MAX_SPAN_DAYS)
+    return PUBLIC, Event.date >= span_from, Event.last_date >= today
 
 
 def list_venues(session: Session, *, filters: VenueFilters, today: dt.date,
@@ -142,10 +144,10 @@ def _detail() -> Select:
     """A venue's columns and the number of its upcoming events (`upcoming`, with the day and
     the span's first day as parameters), by the venue's id: the same plan for any."""
     # models.events imports this module for its `venue` relationship.
-    from models.events import PUBLIC, Event
+    from models.events import Event
 
     coming = select(func.count(Event.id)).where(
-        Event.venue_id == Venue.id, PUBLIC, Event.date >= bindparam("span_from"),
-        Event.last_date >= bindparam("today")).scalar_subquery()
+        Event.venue_id == Venue.id, *upcoming(bindparam("today"), bindparam("span_from"))
+    ).scalar_subquery()
     return planned_once(select(*Venue.__table__.c, coming.label("upcoming_events"))
                         .where(Venue.id == bindparam("id")))

@@ -40,15 +40,14 @@ class OutputSchema(Schema):
     marshmallow finds each field's value again for every object (its accessor, default
     and dotted-path handling: ~50 µs an event summary, most of a list page's cost). This
     schema compiles its fields once into one function (`_compiled`) that reads each plain
-    attribute and hands it to the field's own `_serialize`, so the output is
-    the field's, as marshmallow dumps it; a value the field would give back as it is (a
-    `str` to a String, None to a field that allows it) is not handed over at all, a date
-    is formatted by the very function its Date field calls, a Function field's function is
-    called, and a nested schema of this kind without hooks is dumped by its own compiled
-    function. A field whose value is not
-    a plain attribute (a function, a dotted path, a missing attribute with its default), a
-    mapping, or a schema with its own accessor goes marshmallow's way. Hooks (`pre_dump`,
-    `post_dump`) run as always: `dump` calls this.
+    attribute and hands it to the field's own `_serialize`, so the output is the field's,
+    as marshmallow dumps it; a value the field would give back as it is (a `str` to a
+    String, None to a field that allows it) is not handed over at all, a date is formatted
+    by the very function its Date field calls, a Function field's function is called, and
+    a nested schema of this kind without hooks is dumped by its own compiled function. A
+    field whose value is not a plain attribute (a dotted path, a missing attribute with its
+    default), a mapping, or a schema with its own accessor goes marshmallow's way. Hooks
+    (`pre_dump`, `post_dump`) run as always: `dump` calls this.
     """
 
     def _serialize(self, obj: Any, *, many: bool = False):
