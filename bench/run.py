@@ -593,14 +593,16 @@ def heading(url: str, args) -> str:
     engine = create_engine(url)
     with engine.connect() as connection:
         postgres = connection.execute(text("SHOW server_version")).scalar().split()[0]
+        # A setting that moves PostgreSQL's share of a miss (docs/deployment.md).
+        buffers = connection.execute(text("SHOW shared_buffers")).scalar()
     engine.dispose()
     commit = run("git", "rev-parse", "--short", "HEAD") or "unknown (not a git checkout)"
     if run("git", "status", "--porcelain"):
         commit += " (with uncommitted changes)"
     return (f"{dt.datetime.now():%Y-%m-%d %H:%M}, commit {commit}, on a {run('nproc')}-core "
-            f"{platform.machine()} machine (PostgreSQL {postgres}, wrk -t2 with "
-            f"{args.connections} connections for {args.duration} s a row on the same cores, "
-            f"`agenda serve --workers 2`, {installed()}):")
+            f"{platform.machine()} machine (PostgreSQL {postgres}, shared_buffers {buffers}, "
+            f"wrk -t2 with {args.connections} connections for {args.duration} s a row on the "
+            f"same cores, `agenda serve --workers 2`, {installed()}):")
 
 
 def installed() -> str:
