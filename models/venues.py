@@ -100,12 +100,19 @@ def upcoming(today, span_from=None) -> tuple:
     """Conditions on `Event`: public and from `today` on, running ones too (as GET /events).
     `today` a date, or with `span_from` the bound parameters of a prebuilt statement."""
     # models.events imports this module for its `venue` relationship.
-    from models.events import MAX_SPAN_DAYS, PUBLIC, Event
+    from models.events import PUBLIC, Event
 
-    # The span bound lets an index on (..., date) start its range near today.
     if span_from is None:
-        span_from = today - dt.timedelta(days=MAX_SPAN_DAYS)
+        span_from = _span_from(today)
     return PUBLIC, Event.date >= span_from, Event.last_date >= today
+
+
+def _span_from(today: dt.date) -> dt.date:
+    """The first day an event running on `today` can have begun: the span bound lets an index
+    on (..., date) start its range near today."""
+    from models.events import MAX_SPAN_DAYS
+
+    return today - dt.timedelta(days=MAX_SPAN_DAYS)
 
 
 def list_venues(session: Session, *, filters: VenueFilters, today: dt.date,
@@ -129,11 +136,8 @@ def get_venue(session: Session, venue_id: str, *, today: dt.date) -> VenueProfil
     """The venue with this id and its number of upcoming events; `NotFound` otherwise. One
     statement of plain rows, planned once (not the mapped `Venue` and a count of its own:
     ~2 ms of a worker's CPU a request at a million events)."""
-    from models.events import MAX_SPAN_DAYS
-
-    found = session_rows(session, _detail(), {
-        "id": venue_id, "today": today,
-        "span_from": today - dt.timedelta(days=MAX_SPAN_DAYS)})
+    found = session_rows(session, _detail(), {"id": venue_id, "today": today,
+                                              "span_from": _span_from(today)})
     if not found:
         raise NotFound("venue", venue_id)
     return VenueProfile(venue=found[0], upcoming_events=found[0].upcoming_events)

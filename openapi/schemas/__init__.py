@@ -78,7 +78,7 @@ _COMPILED: dict[tuple, Callable[[Any], dict]] = {}
 def _compiled(schema: Schema) -> Callable[[Any], dict]:
     """One function that dumps an object by the schema's fields, each as marshmallow would:
     its source is written here once, a line or a few for each field, and compiled."""
-    names = {"getattr": getattr, "missing": missing, "accessor": schema.get_attribute}
+    names = {"missing": missing, "accessor": schema.get_attribute}
     lines = ["def dump(obj):", "    output = {}"]
     for number, (name, field) in enumerate(schema.dump_fields.items()):
         key, attribute = field.data_key or name, field.attribute or name
@@ -117,9 +117,11 @@ def _converted(field: fields.Field, number: int, name: str, names: dict) -> str:
         # `_serialize` gives these back as they are, None included.
         names[f"kind{number}"] = _UNCHANGED[kind]
         return f"value if value is None or type(value) is kind{number} else {serialized}"
-    if kind is fields.Date and (field.format or field.DEFAULT_FORMAT) in field.SERIALIZATION_FUNCS:
+    formatting = kind is fields.Date and field.SERIALIZATION_FUNCS.get(
+        field.format or field.DEFAULT_FORMAT)
+    if formatting:
         # What `Date._serialize` calls: `dt.date.isoformat`, for "iso" and "iso8601".
-        names[f"format{number}"] = field.SERIALIZATION_FUNCS[field.format or field.DEFAULT_FORMAT]
+        names[f"format{number}"] = formatting
         return f"None if value is None else format{number}(value)"
     if kind is fields.List and type(field.inner) is fields.String:
         names[f"inner{number}"] = field.inner
