@@ -16,8 +16,9 @@ import math
 from typing import NamedTuple
 
 from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Float, ForeignKey,
-                        Index, Integer, ScalarSelect, Select, String, Text, and_, bindparam,
-                        all_, func, not_, null, or_, select, text, true, union_all)
+                        Index, Integer, Select, String, Text, and_, bindparam,
+                        all_, func, not_, null, or_, select, text, true, type_coerce,
+                        union_all)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from sqlalchemy.types import NullType
@@ -111,6 +112,13 @@ class Event(Base):
     lat: Mapped[float] = mapped_column(Float)
     lng: Mapped[float] = mapped_column(Float)
     search_key: Mapped[str] = mapped_column(String(600))
+    # The names of its genres in their order, as a list shows them: a copy kept by the
+    # triggers of `event_genres` (migration 0022), whoever writes them; None for none.
+    # Written by those triggers alone (and the demo data's bulk load): deferred, so that an
+    # event loaded or saved here never holds a stale copy.
+    listed_genres: Mapped[list[str] | None] = mapped_column(
+        postgresql.ARRAY(String(60)).with_variant(JSON(), "sqlite"), nullable=True,
+        deferred=True)
 
     venue: Mapped[Venue] = relationship(lazy="joined", innerjoin=True)
     organisation: Mapped[Organisation] = relationship(lazy="joined", innerjoin=True)
@@ -323,20 +331,19 @@ _event, _genre, _act = Event.__table__.c, EventGenre.__table__.c, EventArtist.__
 _venue, _organisation = Venue.__table__.c, Organisation.__table__.c
 _EVENT_FIELDS = list(EventSummary._fields[:-3])
 _VENUE_FIELDS = list(VenueRef._fields)
-_EVENT_COLUMNS = (*(_event[name] for name in _EVENT_FIELDS), _event.venue_id, _event.organisation_id)
+_EVENT_COLUMNS = (*(_event[name] for name in _EVENT_FIELDS), _event.venue_id, _event.organisation_id,
+                  _event.listed_genres)
 _VENUE_AT = len(_EVENT_FIELDS)
 _ORGANISATION_AT = _VENUE_AT + len(_VENUE_FIELDS)
 _GENRES_AT = _ORGANISATION_AT + len(OrganisationRef._fields)
 
 
-def _genres_of(event_id) -> ScalarSelect:
-    """The genres of the event `event_id` (a column) in their order, as an array
-    (PostgreSQL). Typed as nothing: psycopg answers a list already, and a column with a
-    result processor (SQLAlchemy's ARRAY has one) would send every value of every row
-    through Python."""
-    in_order = postgresql.aggregate_order_by(_genre.genre, _genre.position)
-    return (select(func.array_agg(in_order, type_=NullType()))
-            .where(_genre.event_id == event_id).scalar_subquery())
+def _genre_names(column, postgres: bool):
+    """An event's copy of its genres' names (`Event.listed_genres`) as `genre_names`. On
+    PostgreSQL typed as nothing: psycopg answers a list already, and a column with a result
+    processor (SQLAlchemy's ARRAY has one) would send every value of every row through
+    Python. SQLite's is JSON text, read by its type."""
+    return (type_coerce(column, NullType()) if postgres else column).label("genre_names")
 
 
 def _listed(given: frozenset[str]):
@@ -350,10 +357,9 @@ def _summaries(page, postgres: bool) -> Select:
     """The columns of `EventSummary` of the rows of `page` (a subquery of events' columns in
     the list's order), joined to their venue and organisation once the page is known: joined
     in each range instead, PostgreSQL took twice as long to plan the statement (~2 ms of a
-    page's ~3 at a million events). On PostgreSQL with each event's genres in their order
-    (an array), rather than a second statement after the page; SQLite has no arrays."""
+    page's ~3 at a million events). Each event's genres are its copy of their names."""
     venue = [_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS]
-    venue_of, on, genres = Venue.__table__, _venue.id == page.c.venue_id, []
+    venue_of, on = Venue.__table__, _venue.id == page.c.venue_id
     if postgres:
         # Each row's venue looked up by its key (a subquery of one row, which PostgreSQL
         # cannot turn into a join): planned once, the page's size is unknown to the planner
@@ -362,10 +368,10 @@ def _summaries(page, postgres: bool) -> Select:
         # key, 0.5-0.9). The few organisations are read once for the page either way.
         venue_of = select(*venue).where(on).limit(1).lateral("venue")
         venue, on = list(venue_of.c), true()
-        genres = [_genres_of(page.c.id).label("genre_names")]
     return (select(*(page.c[name] for name in _EVENT_FIELDS), *venue,
                    _organisation.id.label("organisation_id"),
-                   _organisation.name.label("organisation_name"), *genres)
+                   _organisation.name.label("organisation_name"),
+                   _genre_names(page.c.listed_genres, postgres))
             .join_from(page, venue_of, on)
             .join(Organisation.__table__, _organisation.id == page.c.organisation_id)
             .order_by(page.c.date, page.c.start, page.c.id))
@@ -383,9 +389,8 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     range from `from` minus the longest span would read every event of that month
     before reaching today's: thousands of rows at a million events.) The statement is
     built once for each shape of the filters (which are given, not their values) and
-    takes the values as parameters; on PostgreSQL it brings each event's genres too (on
-    SQLite they are a second one). A radius search first reads the venues within it
-    (`NEAR_VENUES_AT_MOST`).
+    takes the values as parameters; each event's genres come with it (`listed_genres`). A
+    radius search first reads the venues within it (`NEAR_VENUES_AT_MOST`).
     """
     filters.check()
     given = shape(filters)[0]
@@ -402,16 +407,7 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
                                            postgres),
                        params=params, limit=limit,
                        key_of=lambda row: (row.date, row.start, row.id))
-    if postgres:  # each row with its genres
-        return Page(items=[_summary(row, row[_GENRES_AT] or ()) for row in page.items],
-                    next_key=page.next_key)
-    genres: dict[str, list[str]] = {}
-    if page.items:
-        for event_id, genre in session_rows(session, _GENRES,
-                                            {"ids": [row.id for row in page.items]}):
-            genres.setdefault(event_id, []).append(genre)
-    return Page(items=[_summary(row, genres.get(row.id, [])) for row in page.items],
-                next_key=page.next_key)
+    return Page(items=[_summary(row) for row in page.items], next_key=page.next_key)
 
 
 # A radius search around at most this many venues also names them (`near_venues`): from a
@@ -430,8 +426,6 @@ _NEAR_VENUES = planned_once(select(_venue.id).where(
 # min_price above 0); `lat` stands for the radius search.
 _SHAPING = ("date_to", "city", "country", "genre", "venue_id", "artist_id", "organisation_id",
             "q", "max_price", "lat")
-_GENRES = (select(_genre.event_id, _genre.genre).where(among(_genre.event_id, "ids"))
-           .order_by(_genre.event_id, _genre.position))
 
 
 def _params(filters: EventFilters, today: dt.date) -> dict:
@@ -651,12 +645,12 @@ def _billed(query: Select, given: frozenset[str]) -> Select:
     return query
 
 
-def _summary(row, genres: list[str]) -> EventSummary:
+def _summary(row) -> EventSummary:
     # The named tuples made from their fields in order, as `_make` does, without the keyword
     # arguments of their constructors (0.6 µs a summary instead of 1.6).
     return _made(EventSummary, (*row[:_VENUE_AT], _made(VenueRef, row[_VENUE_AT:_ORGANISATION_AT]),
                                 _made(OrganisationRef, row[_ORGANISATION_AT:_GENRES_AT]),
-                                tuple(genres)))
+                                tuple(row[_GENRES_AT] or ())))
 
 
 _made = tuple.__new__
@@ -725,8 +719,8 @@ _LINEUP = (select(_act.artist_id, _act.name, _act.position).where(_act.event_id 
 
 @functools.cache
 def _detail(postgres: bool) -> Select:
-    """The statement of `event_detail`: the event with its venue and organisation, and on
-    PostgreSQL its genres and bill in their order (SQLite reads those in two more)."""
+    """The statement of `event_detail`: the event with its venue, organisation and genres,
+    and on PostgreSQL its bill in its order (SQLite reads that in one more)."""
     # psycopg answers JSON parsed: a list of [artist_id, name, position] per act.
     lineup = select(func.json_agg(postgresql.aggregate_order_by(
         func.json_build_array(_act.artist_id, _act.name, _act.position), _act.position),
@@ -735,7 +729,7 @@ def _detail(postgres: bool) -> Select:
                      *(_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS),
                      _organisation.id.label("organisation_id"),
                      _organisation.name.label("organisation_name"),
-                     (_genres_of(_event.id) if postgres else null()).label("genre_names"),
+                     _genre_names(_event.listed_genres, postgres),
                      *(_event[name] for name in _DETAIL_FIELDS),
                      (lineup.scalar_subquery() if postgres else null()).label("lineup"))
               .join_from(Event.__table__, Venue.__table__, _venue.id == _event.venue_id)
@@ -748,19 +742,15 @@ def _detail(postgres: bool) -> Select:
 
 def event_detail(session: Session, key: str) -> EventDetail:
     """The public event (`PUBLIC`) with this id or slug as its detail shows it; `NotFound`
-    otherwise. One statement on PostgreSQL (its genres and bill in it), three on SQLite."""
+    otherwise. One statement on PostgreSQL (its bill in it), two on SQLite."""
     postgres = session.get_bind().dialect.name == "postgresql"
     found = session_rows(session, _detail(postgres), {"key": key})
     if not found:
         raise NotFound("event", key)
     row = found[0]
-    if postgres:
-        genres, lineup = row.genre_names or (), row.lineup or ()
-    else:
-        genres = [genre for _, genre in session_rows(session, _GENRES, {"ids": [row.id]})]
-        lineup = session_rows(session, _LINEUP, {"id": row.id})
+    lineup = (row.lineup or ()) if postgres else session_rows(session, _LINEUP, {"id": row.id})
     description, *rest = row[_DETAIL_AT:_DETAIL_AT + len(_DETAIL_FIELDS)]
-    return EventDetail(*_summary(row, genres), description,
+    return EventDetail(*_summary(row), description,
                        tuple(LineupEntry(*act) for act in lineup), *rest)
 
 

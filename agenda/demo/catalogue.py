@@ -699,6 +699,9 @@ class Builder:
                 title=event["title"], date=event["date"], end_date=event["end_date"],
                 venue_name=venue["name"], venue_city_key=venue["city_key"],
                 venue_lat=venue["lat"], venue_lng=venue["lng"]))
+            # The copy the triggers of `event_genres` keep (models.events), written with the
+            # event: they then find it right and write nothing again.
+            event["listed_genres"] = list(genre_names) or None
             rows.append(event)
             genres += [{"event_id": event["id"], "genre": name, "position": position,
                         "date": event["date"], "start": event["start"],

@@ -251,7 +251,10 @@ def _recounted(connection) -> set[tuple]:
 def test_a_change_read_from_an_event_another_transaction_moves_counts_its_new_day(
         committing, change):
     """A change to an event's genres or its organisation, made while another transaction
-    moves the event to another day and commits first, is counted on the day it moved to."""
+    moves the event to another day, is counted on the day it moved to. The organisation's
+    change lets the move commit first; the genres' waits for it (it writes the event's copy
+    of its genres, migration 0022, so the move waits for the event's row), and then moves
+    the event as it is."""
     _url, engine = committing
     with Session(engine) as session, session.begin():
         factories.bind(session)
@@ -259,12 +262,25 @@ def test_a_change_read_from_an_event_another_transaction_moves_counts_its_new_da
     with engine.connect() as changing, engine.connect() as moving:
         changing.begin()
         changing.execute(text(change), {"id": moved})  # sees the event on day 2
-        with moving.begin():
-            moving.execute(text("UPDATE events SET date = date + 1, last_date = last_date + 1 "
-                                "WHERE id = :id"), {"id": moved})
+
+        def move() -> None:
+            with moving.begin():
+                moving.execute(text("UPDATE events SET date = date + 1, last_date = last_date "
+                                    "+ 1 WHERE id = :id"), {"id": moved})
+
+        mover = threading.Thread(target=move)
+        mover.start()
+        waits = change.startswith("UPDATE event_genres")
+        mover.join(timeout=1 if waits else 30)
+        assert mover.is_alive() == waits
         changing.commit()
+        mover.join(timeout=30)
+        assert not mover.is_alive()
     with engine.begin() as connection:
         assert _kept(connection) == _recounted(connection)
+        assert connection.execute(text("SELECT date, listed_genres FROM events WHERE id = :id"),
+                                  {"id": moved}).one() == (
+            day(3), ["Techno"] if change.startswith("UPDATE organisations") else ["Disco"])
 
 
 def test_concurrent_committing_writers_leave_exact_counts(committing, db):

@@ -56,7 +56,10 @@ def big_agenda(db):
                      "organisation_id": organisation.id, "updated_at": 0,
                      "city_key": venue["city_key"], "lat": venue["lat"], "lng": venue["lng"],
                      "search_key": f"{title.lower()} {venue['name_key']}", "timetable": {},
-                     "maps": [], "rules": []})
+                     "maps": [], "rules": [],
+                     # Its genres' copy written with it, as the demo data's load does: the
+                     # triggers of `event_genres` then find it right and leave the row as is.
+                     "listed_genres": [GENRES[i % len(GENRES)]]})
         genre_rows.append({"event_id": f"e{i:06d}", "genre": GENRES[i % len(GENRES)],
                            "position": 0, "date": date, "start": start,
                            "city_key": venue["city_key"]})
@@ -448,9 +451,9 @@ def test_a_city_and_a_genre_walk_the_genre_in_the_city_and_list_the_same(big_age
         assert "ix_event_genres_city_order" in plan, plan
 
 
-def test_a_page_with_its_genres_is_one_statement_on_postgresql(big_agenda):
-    """A page's events come with their genres in their order (an array on PostgreSQL: one
-    round trip and one planning less a miss); SQLite reads them in a second statement."""
+def test_a_page_with_its_genres_is_one_statement(big_agenda):
+    """A page's events come with their genres in their order, each event's copy of them
+    (migration 0022), kept as they change here by plain SQL: one statement a page."""
     amsterdam = events.EventFilters(city="Amsterdam")
     first, second = [event.id for event in events.list_events(
         big_agenda, filters=amsterdam, today=TODAY, after=None, limit=2).items]
@@ -463,7 +466,7 @@ def test_a_page_with_its_genres_is_one_statement_on_postgresql(big_agenda):
         page = events.list_events(big_agenda, filters=amsterdam, today=TODAY, after=None,
                                   limit=25)
     postgres = big_agenda.bind.dialect.name == "postgresql"
-    assert len(statements) == (1 if postgres else 2), statements
+    assert len(statements) == 1, statements
     genres = {event.id: event.genre_names for event in page.items}
     assert genres[first] == ("Acid", "Techno") and genres[second] == ("Techno",)
     if postgres:  # psycopg's values as they come: no column sends every row through Python
