@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 
 from sqlalchemy import Boolean, Index, Integer, String, Text, func, select, text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from models.db import Base, Timestamp, new_id, now
+from adapters.direct import planned_once, session_rows
+from models.db import Base, Timestamp, among, new_id, now
 from models.errors import BadRequest, NotFound
 from models.paging import Filters, Page, keyset_page
 from models.text import fold
@@ -87,17 +89,25 @@ def _counts(session: Session, organisation_ids: list[str]) -> dict[str, int]:
     """Public events per organisation, for the given organisations (absent: none): the sum of
     its kept month counts over all cities and genres (models/facets.py), a row a month,
     instead of counting its events (a page of 97 at a million events: 86 ms, now 7.6)."""
+    if not organisation_ids:
+        return {}
+    return {organisation_id: int(count) for organisation_id, count in
+            session_rows(session, _counted(), {"ids": organisation_ids})}
+
+
+@functools.cache
+def _counted():
+    """The statement of `_counts`, built once: the ids one parameter (`among`), so that it is
+    the same statement however many (an `IN` of each page's ids was a new statement to
+    compile and plan at each request: a quarter of a page's CPU in the workers)."""
     # models.facets imports models.events, which imports this module.
     from models.facets import ALL, EventMonthCount
 
-    if not organisation_ids:
-        return {}
-    rows = session.execute(
+    return planned_once(
         select(EventMonthCount.organisation_id, func.sum(EventMonthCount.events))
-        .where(EventMonthCount.organisation_id.in_(organisation_ids),
+        .where(among(EventMonthCount.organisation_id, "ids"),
                EventMonthCount.city_key == ALL, EventMonthCount.genre == ALL)
         .group_by(EventMonthCount.organisation_id))
-    return {organisation_id: int(count) for organisation_id, count in rows}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -103,11 +103,11 @@ def upcoming(today, span_from=None) -> tuple:
     from models.events import PUBLIC, Event
 
     if span_from is None:
-        span_from = _span_from(today)
+        span_from = running_since(today)
     return PUBLIC, Event.date >= span_from, Event.last_date >= today
 
 
-def _span_from(today: dt.date) -> dt.date:
+def running_since(today: dt.date) -> dt.date:
     """The first day an event running on `today` can have begun: the span bound lets an index
     on (..., date) start its range near today."""
     from models.events import MAX_SPAN_DAYS
@@ -137,7 +137,7 @@ def get_venue(session: Session, venue_id: str, *, today: dt.date) -> VenueProfil
     statement of plain rows, planned once (not the mapped `Venue` and a count of its own:
     ~2 ms of a worker's CPU a request at a million events)."""
     found = session_rows(session, _detail(), {"id": venue_id, "today": today,
-                                              "span_from": _span_from(today)})
+                                              "span_from": running_since(today)})
     if not found:
         raise NotFound("venue", venue_id)
     return VenueProfile(venue=found[0], upcoming_events=found[0].upcoming_events)
