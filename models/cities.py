@@ -54,8 +54,8 @@ class CityFilters(Filters):
 
 def _upcoming_counts() -> Select:
     """(city_key, country, upcoming_events) of every city with public events from the day
-    `today` (a parameter) on, running ones too (as `venues.upcoming`); run with
-    `_params`.
+    `today` (a parameter) on, running ones too (as `venues.upcoming`); run with the
+    parameters `list_cities` gives (the day, its month's next, `running_since` the day).
 
     Counted from the kept day and month counts (models/facets.py) rather than the events
     themselves (670 ms at a million events, half of them coming): the whole months after

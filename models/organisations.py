@@ -6,7 +6,7 @@ import dataclasses
 import datetime as dt
 import functools
 
-from sqlalchemy import Boolean, Index, Integer, String, Text, func, select, text
+from sqlalchemy import Boolean, Index, Integer, Select, String, Text, func, select, text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from adapters.direct import planned_once, session_rows
@@ -96,7 +96,7 @@ def _counts(session: Session, organisation_ids: list[str]) -> dict[str, int]:
 
 
 @functools.cache
-def _counted():
+def _counted() -> Select:
     """The statement of `_counts`, built once: the ids one parameter (`among`), so that it is
     the same statement however many (an `IN` of each page's ids was a new statement to
     compile and plan at each request: a quarter of a page's CPU in the workers)."""

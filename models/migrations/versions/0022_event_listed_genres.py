@@ -6,14 +6,14 @@ Create Date: 2026-11-28 23:00:00
 
 A page of a list read each event's genres from `event_genres` (a walk of its key and an
 aggregate, for every row of the page): at a million events a third of a page's time in
-PostgreSQL (50 rows of a city's genre: 1.3-1.5 ms a page with them, 0.9 without). The
-names in their order are now a copy on the event (`listed_genres`: an array on
-PostgreSQL, JSON on SQLite, NULL for none), kept by triggers of `event_genres` whoever
-writes them (the API, an import, the demo data, plain SQL), as the change feed and the
-counts are: a row of `event_genres` inserted, changed or deleted writes its event's copy
-again, only where it differs. (A large catalogue wants a `VACUUM (ANALYZE) events` after
-this migration, as after any bulk load: until then each of its rows has a dead version,
-and lists that read an index alone must visit the table too.)
+PostgreSQL (300 pages of the benchmark's long tail, each run alone: 1.3-1.5 ms a page with
+them, 0.9 without). The names in their order are now a copy on the event
+(`listed_genres`: an array on PostgreSQL, JSON on SQLite, NULL for none), kept by triggers
+of `event_genres` whoever writes them (the API, an import, the demo data, plain SQL), as
+the change feed and the counts are: a row of `event_genres` inserted, changed or deleted
+writes its event's copy again, only where it differs. (A large catalogue wants a `VACUUM
+(ANALYZE) events` after this migration, as after any bulk load: until then each of its rows
+has a dead version, and lists that read an index alone must visit the table too.)
 
 The copies are written with the catalogue's triggers off on PostgreSQL, as in 0021: they
 change no answer, and each row's would note a change of its event in the feed and count
