@@ -613,6 +613,13 @@ def postgresql_triggers(table: str) -> list[str]:
     return statements
 
 
+# The columns of `events` the day counts read (the public rule's, the day, the city, the
+# organisation): SQLite's trigger counts an event's day again only when one of them changes
+# (not when the event's copy of its genres does, migration 0022: each genre written would
+# count its day three times).
+COUNTED_COLUMNS = ("date", "organisation_id", "status", "city_key")
+
+
 def sqlite_triggers(tables: tuple[str, ...] = COUNTED_TABLES) -> list[str]:
     """Row triggers of `tables` that count a changed start day afresh at once (one writer at
     a time), and sum its month again: all organisations' counts and those of the
@@ -652,6 +659,8 @@ def sqlite_triggers(tables: tuple[str, ...] = COUNTED_TABLES) -> list[str]:
                 statements += counted(f"SELECT {day_of(table, row)} AS date",
                                       organisation_of(table, row))
             body = " ".join(f"{statement};" for statement in statements)
-            triggers.append(f"CREATE TRIGGER event_days_{event.lower()}_{table} AFTER {event} "
-                            f"ON {table} BEGIN {body} END")
+            of = (f" OF {', '.join(COUNTED_COLUMNS)}" if (table, event) == ("events", "UPDATE")
+                  else "")
+            triggers.append(f"CREATE TRIGGER event_days_{event.lower()}_{table} AFTER {event}"
+                            f"{of} ON {table} BEGIN {body} END")
     return triggers

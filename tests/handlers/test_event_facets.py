@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import random
+import re
 import threading
 import time
 
@@ -281,6 +282,16 @@ def test_a_change_read_from_an_event_another_transaction_moves_counts_its_new_da
         assert connection.execute(text("SELECT date, listed_genres FROM events WHERE id = :id"),
                                   {"id": moved}).one() == (
             day(3), ["Techno"] if change.startswith("UPDATE organisations") else ["Disco"])
+
+
+def test_sqlite_counts_an_events_day_again_when_a_column_the_counts_read_changes():
+    """SQLite's trigger counts a changed event's day again only when one of
+    `COUNTED_COLUMNS` changes: every column of the event its statements read is one of them
+    (a column read but not named would leave a count stale when it alone changes)."""
+    update, = [trigger for trigger in facets.sqlite_triggers(("events",))
+               if trigger.startswith("CREATE TRIGGER event_days_update_events ")]
+    read = set(re.findall(r"\b(?:events|NEW|OLD)\.(\w+)", update))
+    assert {"date", "status"} <= read and read - {"id"} <= set(facets.COUNTED_COLUMNS), read
 
 
 def test_concurrent_committing_writers_leave_exact_counts(committing, db):

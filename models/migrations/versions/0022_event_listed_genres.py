@@ -18,15 +18,17 @@ has a dead version, and lists that read an index alone must visit the table too.
 The copies are written with the catalogue's triggers off on PostgreSQL, as in 0021: they
 change no answer, and each row's would note a change of its event in the feed and count
 its day again. SQLite's triggers cannot be switched off; its databases are small. There,
-the row trigger that counts an event's day again as the event changes (0016) now runs only
-when a column it reads changes (`COUNTED_BY`), not when the copy does: otherwise each
-genre written would count its day three times (a statement writing thousands of genres
-ran past the request's deadline).
+the row trigger that counts an event's day again as the event changes (0016) is made again
+as `models.facets.sqlite_triggers` now writes it: run only when a column it reads changes
+(`COUNTED_COLUMNS`), not when the copy does (otherwise each genre written would count its
+day three times: a statement writing thousands of genres ran past the request's deadline).
 """
 
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
+
+from models.facets import COUNTED_COLUMNS, sqlite_triggers
 
 revision = '0022'
 down_revision = '0021'
@@ -78,12 +80,9 @@ SQLITE_TRIGGERS = [
                         for row in _SQLITE_ROWS[operation]) + " END"
     for operation in OPERATIONS]
 
-# The columns of `events` the day counts read (models/facets.py: the public rule, the day,
-# the city, the organisation); genres are counted from `event_genres` by its own triggers.
-COUNTED_BY = ("date", "organisation_id", "status", "city_key")
+# SQLite's trigger counting a changed event's day, and when it runs now.
 _SQLITE_COUNTING = "event_days_update_events"
-_SQLITE_ANY_UPDATE = "AFTER UPDATE ON events"
-_SQLITE_COUNTED_UPDATE = f"AFTER UPDATE OF {', '.join(COUNTED_BY)} ON events"
+_SQLITE_COUNTED_UPDATE = f"AFTER UPDATE OF {', '.join(COUNTED_COLUMNS)} ON events"
 
 COPY = {
     "postgresql": "UPDATE events SET listed_genres = named.genres FROM (SELECT event_id, "
@@ -105,7 +104,7 @@ def upgrade() -> None:
         for statement in [PG_FUNCTION, *PG_TRIGGERS]:
             op.execute(statement)
     else:
-        _sqlite_counting(_SQLITE_ANY_UPDATE, _SQLITE_COUNTED_UPDATE)
+        _sqlite_counting(any_update=False)
         op.add_column("events", sa.Column("listed_genres", sa.JSON(), nullable=True))
         op.execute(COPY[dialect])
         for statement in SQLITE_TRIGGERS:
@@ -119,16 +118,16 @@ def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.execute("DROP FUNCTION event_listed_genres()")
     else:
-        _sqlite_counting(_SQLITE_COUNTED_UPDATE, _SQLITE_ANY_UPDATE)
+        _sqlite_counting(any_update=True)
     # Not batch mode on SQLite: copying the table would drop its triggers.
     op.execute("ALTER TABLE events DROP COLUMN listed_genres")
 
 
-def _sqlite_counting(when: str, instead: str) -> None:
-    """SQLite's trigger counting a changed event's day made again, run `instead` of `when`."""
-    made = op.get_bind().execute(sa.text(
-        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = :name"),
-        {"name": _SQLITE_COUNTING}).scalar_one()
-    assert when in made, made
+def _sqlite_counting(*, any_update: bool) -> None:
+    """SQLite's trigger counting a changed event's day made again as `sqlite_triggers` writes
+    it (run when a counted column changes), or with `any_update` at any update, as before."""
+    made, = (trigger for trigger in sqlite_triggers(("events",))
+             if trigger.startswith(f"CREATE TRIGGER {_SQLITE_COUNTING} "))
     op.execute(f"DROP TRIGGER {_SQLITE_COUNTING}")
-    op.execute(made.replace(when, instead, 1))
+    op.execute(made.replace(_SQLITE_COUNTED_UPDATE, "AFTER UPDATE ON events") if any_update
+               else made)
