@@ -24,6 +24,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from sqlalchemy.types import NullType
 
 from adapters.direct import planned_once, session_rows
+from models import words
 from models.db import Base, Timestamp, among
 from models.errors import BadRequest, NotFound
 from models.paging import (Filters, Page, keyset_rows, keyset_statement, keyset_union,
@@ -390,7 +391,8 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     before reaching today's: thousands of rows at a million events.) The statement is
     built once for each shape of the filters (which are given, not their values) and
     takes the values as parameters; each event's genres come with it (`listed_genres`). A
-    radius search first reads the venues within it (`NEAR_VENUES_AT_MOST`).
+    radius search first reads the venues within it (`NEAR_VENUES_AT_MOST`); a word alone
+    is first told rare or common by its share (models/words.py).
     """
     filters.check()
     given = shape(filters)[0]
@@ -403,6 +405,9 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     if after is not None:
         params |= position_params((dt.date.fromisoformat(after[0]), after[1], after[2]))
     postgres = session.get_bind().dialect.name == "postgresql"
+    if (postgres and "q" in given and not given & _OWN_WALKS
+            and words.rare(session, params["word"], limit + 1)):
+        given |= {"rare_word"}
     page = keyset_rows(session, _statement(given, filters.has_tickets, after is not None,
                                            postgres),
                        params=params, limit=limit,
@@ -481,10 +486,13 @@ def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, afte
              postgres: bool) -> Select:
     """The list's range from `from` on, a page at most, in the list's order: the walk of the
     agenda's order or of a filter's own ordered index (the genre's, the artist's)."""
+    word_alone = postgres and "q" in given and not given & _OWN_WALKS
     if postgres and "lat" in given:
         started = _narrowed(rows, given - {"lat"}, has_tickets).where(_within_radius())
+    elif word_alone and "rare_word" not in given:
+        started = _narrowed(rows, given - {"q"}, has_tickets).where(_holds_word())
     else:
-        started = _narrowed(rows, given, has_tickets)
+        started = _narrowed(rows, given - {"rare_word"}, has_tickets)
     order = [_event.date, _event.start, _event.id]
     if "genre" in given:
         # The genre's ordered index walked; with a city, the genre's events in that city
@@ -513,12 +521,17 @@ def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, afte
     started = started.where(*(column >= bindparam("date_from") for column in dated))
     if "date_to" in given:
         started = started.where(*(column <= bindparam("date_to") for column in dated))
-    if postgres and "q" in given and not given & _OWN_WALKS:
-        # Free text alone walks the agenda's order testing each event's words (for a common
-        # word; a rare one is read through the trigram index): positions from the order's
-        # index alone (`IN_ORDER`), then the page's events by id.
-        return _by_position(keyset_statement(started.with_only_columns(*order), order,
-                                             after=after))
+    if word_alone:
+        # Free text alone, by the word's share (`rare_word`, models/words.py): a common
+        # word walks the agenda's order testing each event's words, positions from the
+        # order's index alone (`IN_ORDER`); a rare word's events are read through the
+        # trigram index first (apart, so that the plan made once for any word keeps to it),
+        # then sorted. Then the page's events by id.
+        positions = started.with_only_columns(*order)
+        if "rare_word" in given:
+            fenced = positions.cte("worded").prefix_with("MATERIALIZED")
+            positions, order = select(fenced), [fenced.c.date, fenced.c.start, fenced.c.id]
+        return _by_position(keyset_statement(positions, order, after=after))
     return keyset_statement(started, order, after=after)
 
 
@@ -532,26 +545,31 @@ def _running(rows: Select, given: frozenset[str], has_tickets: bool | None,
     word's planning at a million events took 1.7-2.8 ms, 1.2 without that estimate."""
     if not (postgres and "q" in given):
         return _billed(_narrowed(rows, given, has_tickets), given)
-    return _billed(_narrowed(rows, given - {"q"}, has_tickets), given).where(
-        func.strpos(_event.search_key, bindparam("word")) > 0)
+    return _billed(_narrowed(rows, given - {"q", "rare_word"}, has_tickets), given).where(
+        _holds_word())
+
+
+def _holds_word() -> ColumnElement[bool]:
+    """PostgreSQL: the event's words hold `word`, tested by its position (`strpos`, the same
+    test as LIKE's escaped pattern), which no trigram index serves."""
+    return func.strpos(_event.search_key, bindparam("word")) > 0
 
 
 def _planned(statement: Select, given: frozenset[str]) -> Select:
     """A list's `statement` marked to be planned once, unless its filters' values decide
-    its plan (`_PLANNED_BY_VALUES`)."""
-    return statement if given & _PLANNED_BY_VALUES else planned_once(statement)
+    its plan: a word with a filter that walks an index of its own (`_OWN_WALKS`), where the
+    word's share decides whether that walk or the trigram index reads fewer rows.
 
-
-# The filters whose values decide a list's plan: how many events hold a word (a common one
-# walks the agenda's order, a rare one is read through the trigram index). A list without
-# one walks the same indexes whatever its values: it is planned once (`planned_once`). So
-# is a price (it has no index), a radius around more venues (walked in the agenda's order
-# with the distance), now that requests start no parallel scans (models/db.py), and a
-# radius around its few venues (`near_venues`: each venue's walk, whatever their number,
-# once the suspended organisations are read once rather than for each row walked,
-# `PUBLIC_SUSPENDED_READ_ONCE`): planning them at each run took as long as running them
-# (a price at a million events: 1.0-1.7 ms; a radius's few venues: 0.6-1.3 at 10k to 1M).
-_PLANNED_BY_VALUES = frozenset({"q"})
+    Any other list walks the same indexes whatever its values: it is planned once
+    (`planned_once`). So is a price (it has no index), a radius around more venues (walked
+    in the agenda's order with the distance), now that requests start no parallel scans
+    (models/db.py), a radius around its few venues (`near_venues`: each venue's walk,
+    whatever their number, once the suspended organisations are read once rather than for
+    each row walked, `PUBLIC_SUSPENDED_READ_ONCE`), and a word alone, whose statement the
+    word's share chose (`rare_word`, models/words.py): planning them at each run took as
+    long as running them or longer (a price at a million events: 1.0-1.7 ms; a radius's
+    few venues: 0.6-1.3 at 10k to 1M; a word, 1.2-3)."""
+    return statement if "q" in given and given & _OWN_WALKS else planned_once(statement)
 
 
 # The filters whose own ordered index a list walks rather than the agenda's order.

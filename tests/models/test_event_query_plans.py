@@ -14,7 +14,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy import insert, text
 
 from adapters import direct
-from models import events
+from models import events, words
 from models.artists import Artist
 from models.events import Event, EventGenre
 from models.venues import Venue
@@ -70,6 +70,7 @@ def big_agenda(db):
             db.execute(insert(table), table_rows[start:start + 500])
     if db.bind.dialect.name == "postgresql":
         db.execute(text("ANALYZE venues, events, event_genres"))
+        words.forget()  # this transaction's sample of the events' words, not an earlier one's
     else:
         db.execute(text("ANALYZE"))
     return db
@@ -120,6 +121,8 @@ HOT_FILTERS = {
     "q": events.EventFilters(q="Kompas"),
     "price": events.EventFilters(max_price=0),
 }
+# A word with a filter that walks an index of its own.
+WORD_IN_A_CITY = events.EventFilters(q="Kompas", city="Gent")
 
 
 def test_hot_filters_never_scan_the_whole_events_table(big_agenda):
@@ -188,10 +191,10 @@ def test_every_list_query_is_planned_for_its_own_values_unless_marked(db):
 
 # A list whose values do not change its plan (the walk of one index in its order) is planned
 # once for any values (adapters/direct.py `planned_once`), a radius around its few venues
-# too (this agenda has 80 venues: every radius names them); one whose values decide it, at
-# each run for them: a word (common, the agenda's order; rare, the trigram index).
-PLANNED_ONCE = ("no filter", "date window", "city", "genre", "price", "radius")
-PLANNED_FOR_VALUES = ("q",)
+# too (this agenda has 80 venues: every radius names them), and a word alone (its statement
+# chosen by the word's share: models/words.py); a word with a filter that walks its own
+# index, at each run for its values (that walk or the trigram index).
+PLANNED_ONCE = ("no filter", "date window", "city", "genre", "price", "radius", "q")
 
 
 def _generic_plans(session, filters: events.EventFilters) -> list[str]:
@@ -223,24 +226,25 @@ def _plan_counts(session) -> tuple[int, int]:
 def test_lists_are_planned_once_unless_their_values_decide_the_plan(big_agenda):
     """Planned for its values, a city's page at a million events took 1.2-1.6 ms to plan
     and 0.8-2.3 to run; planned once, it walks the same index. So does a price's page (it
-    has no index). Planned once, a word would be estimated without it (a rare one would
-    walk the agenda's order rather than read the trigram index), and a radius's few venues
-    without their number."""
+    has no index), a radius's few venues, and a word alone, whose share (estimated from
+    PostgreSQL's own sample, models/words.py) chose its statement: planning a word for its
+    value took 1.2-3 ms at a million events. A word with a filter that walks its own index
+    is planned for its values: the word's share decides between that walk and the trigram
+    index."""
     if big_agenda.bind.dialect.name != "postgresql":
         pytest.skip("SQLite has no plan cache")
     made = {}
-    for name in (*PLANNED_ONCE, *PLANNED_FOR_VALUES):
+    for name, filters in [*((name, HOT_FILTERS[name]) for name in PLANNED_ONCE),
+                          ("q in a city", WORD_IN_A_CITY)]:
         before = _plan_counts(big_agenda)
         # psycopg prepares a statement at its sixth run: then PostgreSQL counts its plans.
         for _ in range(8):
-            events.list_events(big_agenda, filters=HOT_FILTERS[name], today=TODAY,
-                               after=None, limit=25)
+            events.list_events(big_agenda, filters=filters, today=TODAY, after=None, limit=25)
         after = _plan_counts(big_agenda)
         generic, custom = after[0] - before[0], after[1] - before[1]
         made[name] = "generic" if generic and not custom else "custom" if custom and not generic \
             else (generic, custom)
-    assert made == {**{name: "generic" for name in PLANNED_ONCE},
-                    **{name: "custom" for name in PLANNED_FOR_VALUES}}
+    assert made == {**{name: "generic" for name in PLANNED_ONCE}, "q in a city": "custom"}
     # And the session's mode is its own again.
     assert big_agenda.execute(text("SHOW plan_cache_mode")).scalar_one() == "force_custom_plan"
 
@@ -390,6 +394,59 @@ def test_a_common_word_walks_the_agendas_order_in_its_index_alone(big_agenda):
         included = big_agenda.execute(text(
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_events_order'")).scalar_one()
         assert "INCLUDE (status, organisation_id, search_key)" in included, included
+
+
+def _holding(session, word: str) -> list[str]:
+    """The ids of the events whose words hold `word`, from `TODAY` on, in the agenda's order."""
+    return session.execute(text(
+        "SELECT id FROM events WHERE search_key LIKE :pattern AND date >= :today "
+        "ORDER BY date, start, id"), {"pattern": f"%{word}%", "today": TODAY}).scalars().all()
+
+
+def test_a_word_alone_is_read_the_way_its_share_makes_cheaper_planned_once(big_agenda):
+    """A word alone is planned once, its statement chosen by its share of the events as
+    PostgreSQL's own sample estimates it (models/words.py): a common word walks the
+    agenda's order, a rare one (or one nobody holds) is read through the trigram index, a
+    word too short for a trigram walks. Either way a page lists what the words and the order
+    alone select, every page of it."""
+    big_agenda.execute(text("UPDATE events SET search_key = search_key || ' stormvogel' "
+                            "WHERE CAST(substr(id, 2) AS INTEGER) % 200 = 0"))  # 0.5%
+    if big_agenda.bind.dialect.name == "postgresql":
+        big_agenda.execute(text("ANALYZE events"))
+        words.forget()
+        assert not words.rare(big_agenda, "kompas", 26)  # 5%: 1 in 20 entries walked
+        assert words.rare(big_agenda, "stormvogel", 26)  # all 50 read, against 5,200 walked
+        assert words.rare(big_agenda, "nobodys", 26)
+        assert not words.rare(big_agenda, "ko", 26)
+        for word, index in (("Kompas", "ix_events_order"),
+                            ("Stormvogel", "ix_events_search_key_trgm")):
+            plans = _generic_plans(big_agenda, events.EventFilters(q=word))
+            assert index in plans[-1], (word, plans[-1])
+            assert not [plan for plan in plans if "events" in _seq_scans(plan)], plans
+    for word in ("Kompas", "Stormvogel"):
+        expected = _holding(big_agenda, word.lower())
+        assert expected
+        for rare in (False, True):
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(words, "rare", lambda *_args, rare=rare: rare)
+                assert _listed(big_agenda, events.EventFilters(q=word)) == expected, rare
+
+
+def test_a_words_share_follows_the_events_once_the_sample_is_read_again(big_agenda,
+                                                                       monkeypatch):
+    """A worker keeps PostgreSQL's sample of the events' words `SAMPLE_KEPT_SECONDS` and
+    then reads it again: a word that became common is then walked for."""
+    if big_agenda.bind.dialect.name != "postgresql":
+        pytest.skip("SQLite has no trigram index to choose")
+    assert words.rare(big_agenda, "stormvogel", 26)
+    big_agenda.execute(text("UPDATE events SET search_key = search_key || ' stormvogel' "
+                            "WHERE right(id, 1)::int % 5 = 0"))  # 20% of the events
+    big_agenda.execute(text("ANALYZE events"))
+    assert words.rare(big_agenda, "stormvogel", 26)  # the sample kept
+    monkeypatch.setattr(words, "SAMPLE_KEPT_SECONDS", 0)
+    assert not words.rare(big_agenda, "stormvogel", 26)
+    assert _listed(big_agenda, events.EventFilters(q="Stormvogel")) == \
+        _holding(big_agenda, "stormvogel")
 
 
 def test_an_artists_events_are_walked_in_its_ordered_index(big_agenda):
