@@ -44,9 +44,10 @@ COUNTED = ["status", "city_key", "end_date", "last_date"]
 # What a radius search's walk of each venue reads besides its keys (`_at_venues`): the
 # public condition's organisation and the distance's coordinates.
 AT_VENUE = ["organisation_id", "lat", "lng"]
-# What a free-text search's walk of the agenda's order reads (the public condition, the
-# words), carried by its index (migration 0020): the walk reads no event rows.
-IN_ORDER = ["status", "organisation_id", "search_key"]
+# What a walk of the agenda's order for free text or a radius reads (the public condition,
+# the words, the coordinates), carried by its index (migrations 0020, 0023): the walk reads no
+# event rows.
+IN_ORDER = ["status", "organisation_id", "search_key", "lat", "lng"]
 
 
 class Event(Base):
@@ -419,8 +420,12 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
 # box and a distance the planner cannot tell how few events match (a 2 km circle at a
 # million events walked 100k events of the list's order to find a page); from their venues'
 # ids it can, and reads those venues' events instead when they are few. The venues are read
-# through their box's index whatever its values: planned once.
-NEAR_VENUES_AT_MOST = 100
+# through their box's index whatever its values: planned once. Around more venues, walking
+# the agenda's order from its index alone (it carries the coordinates: migration 0023) costs
+# less than walking each venue's events for a page: at a million events (3,000 venues) the
+# two crossed at 25-35 venues (below it, 1 venue: 0.2 ms named, 20 walking the order; above
+# it, 65 venues: 4.7 against 2.1 for a page of 100; bench/RESULTS.md).
+NEAR_VENUES_AT_MOST = 32
 _NEAR_VENUES = planned_once(select(_venue.id).where(
     _venue.lat.between(bindparam("lat_min"), bindparam("lat_max")),
     _venue.lng.between(bindparam("lng_min"), bindparam("lng_max")),
@@ -487,6 +492,7 @@ def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, afte
     """The list's range from `from` on, a page at most, in the list's order: the walk of the
     agenda's order or of a filter's own ordered index (the genre's, the artist's)."""
     word_alone = postgres and "q" in given and not given & _OWN_WALKS
+    radius_in_order = postgres and "lat" in given and not given & (_OWN_WALKS - {"lat"})
     if postgres and "lat" in given:
         started = _narrowed(rows, given - {"lat"}, has_tickets).where(_within_radius())
     elif word_alone and "rare_word" not in given:
@@ -521,12 +527,13 @@ def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, afte
     started = started.where(*(column >= bindparam("date_from") for column in dated))
     if "date_to" in given:
         started = started.where(*(column <= bindparam("date_to") for column in dated))
-    if word_alone:
+    if word_alone or radius_in_order:
         # Free text alone, by the word's share (`rare_word`, models/words.py): a common
         # word walks the agenda's order testing each event's words, positions from the
         # order's index alone (`IN_ORDER`); a rare word's events are read through the
         # trigram index first (apart, so that the plan made once for any word keeps to it),
-        # then sorted. Then the page's events by id.
+        # then sorted. A radius around more venues than it names walks that order testing
+        # each event's distance, from the index alone too. Then the page's events by id.
         positions = started.with_only_columns(*order)
         if "rare_word" in given:
             fenced = positions.cte("worded").prefix_with("MATERIALIZED")

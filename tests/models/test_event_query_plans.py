@@ -287,6 +287,7 @@ def test_a_radius_around_more_venues_than_it_names_is_planned_once(big_agenda, m
     assert after[0] > before[0] and after[1] == before[1]  # generic plans only
     plans = _generic_plans(big_agenda, radius)
     assert not [plan for plan in plans if "events" in _seq_scans(plan)], plans
+    assert ("Index Only Scan", "ix_events_order") in _scans(plans[-1]), plans[-1]
 
 
 def test_a_list_planned_once_walks_an_index_whatever_its_values(big_agenda):
@@ -344,9 +345,12 @@ def test_a_radius_around_a_few_venues_reads_their_events_and_lists_the_same(big_
     assert named == [listed(filters) for filters in searches]
     assert named[0] and named[2]
     if big_agenda.bind.dialect.name == "postgresql":
-        # Around more venues than it names: the agenda's order, the distance alone.
-        page_plan = _plans(big_agenda, searches[2])[-1]
-        assert "ix_events_order" in page_plan, page_plan
+        # Around more venues than it names: the agenda's order, the distance alone, from the
+        # order's index alone (it carries the coordinates: migration 0023), then the page's
+        # events by id.
+        walks = _scans(_plans(big_agenda, searches[2])[-1])
+        assert ("Index Only Scan", "ix_events_order") in walks, walks
+        assert ("Index Scan", "pk_events") in walks, walks
 
 
 def test_a_words_share_of_the_events_is_estimated_from_a_histogram_of_3000_keys(big_agenda):
@@ -393,7 +397,7 @@ def test_a_common_word_walks_the_agendas_order_in_its_index_alone(big_agenda):
         assert ("Index Scan", "pk_events") in walks, walks
         included = big_agenda.execute(text(
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_events_order'")).scalar_one()
-        assert "INCLUDE (status, organisation_id, search_key)" in included, included
+        assert "INCLUDE (status, organisation_id, search_key, lat, lng)" in included, included
 
 
 def _holding(session, word: str) -> list[str]:
