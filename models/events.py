@@ -406,8 +406,7 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     if after is not None:
         params |= position_params((dt.date.fromisoformat(after[0]), after[1], after[2]))
     postgres = session.get_bind().dialect.name == "postgresql"
-    if (postgres and "q" in given and not given & _OWN_WALKS
-            and words.rare(session, params["word"], limit + 1)):
+    if postgres and _word_alone(given) and words.rare(session, params["word"], limit + 1):
         given |= {"rare_word"}
     page = keyset_rows(session, _statement(given, filters.has_tickets, after is not None,
                                            postgres),
@@ -491,7 +490,7 @@ def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, afte
              postgres: bool) -> Select:
     """The list's range from `from` on, a page at most, in the list's order: the walk of the
     agenda's order or of a filter's own ordered index (the genre's, the artist's)."""
-    word_alone = postgres and "q" in given and not given & _OWN_WALKS
+    word_alone = postgres and _word_alone(given)
     radius_in_order = postgres and "lat" in given and not given & (_OWN_WALKS - {"lat"})
     if postgres and "lat" in given:
         started = _narrowed(rows, given - {"lat"}, has_tickets).where(_within_radius())
@@ -575,12 +574,18 @@ def _planned(statement: Select, given: frozenset[str]) -> Select:
     each row walked, `PUBLIC_SUSPENDED_READ_ONCE`), and a word alone, whose statement the
     word's share chose (`rare_word`, models/words.py): planning them at each run took as
     long as running them or longer (a price at a million events: 1.0-1.7 ms; a radius's
-    few venues: 0.6-1.3 at 10k to 1M; a word, 1.2-3)."""
-    return statement if "q" in given and given & _OWN_WALKS else planned_once(statement)
+    few venues: 0.6-1.3 at 10k to 1M; a word, ~1.5)."""
+    return statement if "q" in given and not _word_alone(given) else planned_once(statement)
 
 
 # The filters whose own ordered index a list walks rather than the agenda's order.
 _OWN_WALKS = frozenset({"city", "genre", "venue_id", "artist_id", "organisation_id", "lat"})
+
+
+def _word_alone(given: frozenset[str]) -> bool:
+    """Free text without a filter that walks an index of its own: the agenda's order is
+    walked for it, or its word's events read through the trigram index (`rare_word`)."""
+    return "q" in given and not given & _OWN_WALKS
 
 
 def _by_position(positions: Select) -> Select:

@@ -228,7 +228,7 @@ def test_lists_are_planned_once_unless_their_values_decide_the_plan(big_agenda):
     and 0.8-2.3 to run; planned once, it walks the same index. So does a price's page (it
     has no index), a radius's few venues, and a word alone, whose share (estimated from
     PostgreSQL's own sample, models/words.py) chose its statement: planning a word for its
-    value took 1.2-3 ms at a million events. A word with a filter that walks its own index
+    value took ~1.5 ms at a million events. A word with a filter that walks its own index
     is planned for its values: the word's share decides between that walk and the trigram
     index."""
     if big_agenda.bind.dialect.name != "postgresql":
