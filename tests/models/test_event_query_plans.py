@@ -380,6 +380,13 @@ def test_a_words_share_of_the_events_is_estimated_from_a_histogram_of_3000_keys(
     assert "ix_events_search_key_trgm" in rare and "ix_events_order" not in rare, rare
 
 
+def _holding(session, word: str) -> list[str]:
+    """The ids of the events whose words hold `word`, from `TODAY` on, in the agenda's order."""
+    return session.execute(text(
+        "SELECT id FROM events WHERE search_key LIKE :pattern AND date >= :today "
+        "ORDER BY date, start, id"), {"pattern": f"%{word}%", "today": TODAY}).scalars().all()
+
+
 def test_a_common_word_walks_the_agendas_order_in_its_index_alone(big_agenda):
     """A free-text search of a common word walks the agenda's order testing each event's
     words: from its index alone (it carries the public condition and the words, migration
@@ -387,9 +394,7 @@ def test_a_common_word_walks_the_agendas_order_in_its_index_alone(big_agenda):
     million, read 29,220 event rows: 104 ms; from the index, 6 ms). Every page lists what
     the words and the order alone select."""
     kompas = events.EventFilters(q="Kompas")  # 5% of the events
-    expected = big_agenda.execute(text(
-        "SELECT id FROM events WHERE search_key LIKE '%kompas%' AND date >= :today "
-        "ORDER BY date, start, id"), {"today": TODAY}).scalars().all()
+    expected = _holding(big_agenda, "kompas")
     assert len(expected) > 200 and _listed(big_agenda, kompas) == expected
     if big_agenda.bind.dialect.name == "postgresql":
         walks = _scans(_plans(big_agenda, kompas)[-1])
@@ -398,13 +403,6 @@ def test_a_common_word_walks_the_agendas_order_in_its_index_alone(big_agenda):
         included = big_agenda.execute(text(
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_events_order'")).scalar_one()
         assert "INCLUDE (status, organisation_id, search_key, lat, lng)" in included, included
-
-
-def _holding(session, word: str) -> list[str]:
-    """The ids of the events whose words hold `word`, from `TODAY` on, in the agenda's order."""
-    return session.execute(text(
-        "SELECT id FROM events WHERE search_key LIKE :pattern AND date >= :today "
-        "ORDER BY date, start, id"), {"pattern": f"%{word}%", "today": TODAY}).scalars().all()
 
 
 def test_a_word_alone_is_read_the_way_its_share_makes_cheaper_planned_once(big_agenda):
