@@ -497,7 +497,7 @@ def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, afte
     elif word_alone and "rare_word" not in given:
         started = _narrowed(rows, given - {"q"}, has_tickets).where(_holds_word())
     else:
-        started = _narrowed(rows, given - {"rare_word"}, has_tickets)
+        started = _narrowed(rows, given, has_tickets)
     order = [_event.date, _event.start, _event.id]
     if "genre" in given:
         # The genre's ordered index walked; with a city, the genre's events in that city
@@ -551,7 +551,7 @@ def _running(rows: Select, given: frozenset[str], has_tickets: bool | None,
     word's planning at a million events took 1.7-2.8 ms, 1.2 without that estimate."""
     if not (postgres and "q" in given):
         return _billed(_narrowed(rows, given, has_tickets), given)
-    return _billed(_narrowed(rows, given - {"q", "rare_word"}, has_tickets), given).where(
+    return _billed(_narrowed(rows, given - {"q"}, has_tickets), given).where(
         _holds_word())
 
 

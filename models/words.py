@@ -14,9 +14,10 @@ An estimate only ever chooses how the events are read, never which: a stale one 
 from __future__ import annotations
 
 import time
+import weakref
 from typing import NamedTuple
 
-from sqlalchemy import text
+from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
 # How long a worker uses a sample before reading it again: ANALYZE runs when a tenth of the
@@ -51,8 +52,9 @@ class _Sample(NamedTuple):
     shares: dict[str, float]
 
 
-# Each database's sample (None: it has none yet) and when it was read.
-_samples: dict[str, tuple[float, _Sample | None]] = {}
+# Each engine's sample of its database (None: it has none yet) and when it was read.
+_samples: weakref.WeakKeyDictionary[Engine, tuple[float, _Sample | None]] = (
+    weakref.WeakKeyDictionary())
 
 
 def rare(session: Session, word: str, count: int) -> bool:
@@ -83,7 +85,7 @@ def _share(sample: _Sample, word: str) -> float:
 
 def _sample(session: Session) -> _Sample | None:
     """The database's sample of the events' words, read again after `SAMPLE_KEPT_SECONDS`."""
-    key = str(session.get_bind().engine.url)
+    key = session.get_bind().engine
     kept = _samples.get(key)
     if kept is not None and time.monotonic() - kept[0] < SAMPLE_KEPT_SECONDS:
         return kept[1]
