@@ -2,8 +2,11 @@
 
 Copies of venue fields (`city_key`, `lat`, `lng`, the venue name inside
 `search_key`) live on the event so that every hot filter of GET /events is one
-index range scan in the list's order (`date`, `start`, `id`). They are written
-by `models.records` whenever an event or its venue changes.
+index range scan in the list's order (`date`, `start`, `id`), and copies of what its
+venue's and organisation's references show, so that a list reads no other table.
+`models.records` writes the first (and its genres' copies) whenever an event or its
+venue changes; database triggers keep the event's copies of its venue and organisation
+whoever writes, plain SQL too (migration 0024).
 """
 
 from __future__ import annotations
@@ -121,6 +124,17 @@ class Event(Base):
     listed_genres: Mapped[list[str] | None] = mapped_column(
         postgresql.ARRAY(String(60)).with_variant(JSON(), "sqlite"), nullable=True,
         deferred=True)
+    # What its venue's and organisation's references show, as a list shows them: copies kept
+    # by triggers whoever writes (migration 0024), set as the event is written and written
+    # again as its venue or organisation changes (with its `city_key`, `lat` and `lng`).
+    # Deferred like `listed_genres`: an event loaded or saved here never holds a stale copy.
+    venue_name: Mapped[str | None] = mapped_column(String(200), nullable=True, deferred=True)
+    venue_city: Mapped[str | None] = mapped_column(String(100), nullable=True, deferred=True)
+    venue_address: Mapped[str | None] = mapped_column(String(300), nullable=True,
+                                                      deferred=True)
+    venue_country: Mapped[str | None] = mapped_column(String(2), nullable=True, deferred=True)
+    organisation_name: Mapped[str | None] = mapped_column(String(200), nullable=True,
+                                                          deferred=True)
 
     venue: Mapped[Venue] = relationship(lazy="joined", innerjoin=True)
     organisation: Mapped[Organisation] = relationship(lazy="joined", innerjoin=True)
@@ -330,13 +344,17 @@ class EventSummary(NamedTuple):
 
 # Lists read plain rows through the tables: no mapped objects on their path.
 _event, _genre, _act = Event.__table__.c, EventGenre.__table__.c, EventArtist.__table__.c
-_venue, _organisation = Venue.__table__.c, Organisation.__table__.c
+_venue = Venue.__table__.c
 _EVENT_FIELDS = list(EventSummary._fields[:-3])
-_VENUE_FIELDS = list(VenueRef._fields)
-_EVENT_COLUMNS = (*(_event[name] for name in _EVENT_FIELDS), _event.venue_id, _event.organisation_id,
-                  _event.listed_genres)
+# The fields of its venue's and organisation's references, in their order, as the event
+# carries them (its copies: migration 0024).
+_VENUE_COLUMNS = [_event.venue_id, _event.venue_name, _event.venue_city, _event.venue_address,
+                  _event.lat, _event.lng, _event.venue_country]
+_ORGANISATION_COLUMNS = [_event.organisation_id, _event.organisation_name]
+_EVENT_COLUMNS = (*(_event[name] for name in _EVENT_FIELDS), *_VENUE_COLUMNS,
+                  *_ORGANISATION_COLUMNS, _event.listed_genres)
 _VENUE_AT = len(_EVENT_FIELDS)
-_ORGANISATION_AT = _VENUE_AT + len(_VENUE_FIELDS)
+_ORGANISATION_AT = _VENUE_AT + len(VenueRef._fields)
 _GENRES_AT = _ORGANISATION_AT + len(OrganisationRef._fields)
 
 
@@ -348,34 +366,14 @@ def _genre_names(column, postgres: bool):
     return (type_coerce(column, NullType()) if postgres else column).label("genre_names")
 
 
-def _listed(given: frozenset[str]):
-    """The events a list reads (with their venues where the country is asked: a city page)."""
-    if "country" in given:
-        return Event.__table__.join(Venue.__table__, _venue.id == _event.venue_id)
-    return Event.__table__
-
-
 def _summaries(page, postgres: bool) -> Select:
     """The columns of `EventSummary` of the rows of `page` (a subquery of events' columns in
-    the list's order), joined to their venue and organisation once the page is known: joined
-    in each range instead, PostgreSQL took twice as long to plan the statement (~2 ms of a
-    page's ~3 at a million events). Each event's genres are its copy of their names."""
-    venue = [_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS]
-    venue_of, on = Venue.__table__, _venue.id == page.c.venue_id
-    if postgres:
-        # Each row's venue looked up by its key (a subquery of one row, which PostgreSQL
-        # cannot turn into a join): planned once, the page's size is unknown to the planner
-        # (its LIMIT a parameter, estimated at a tenth of the list), and it read all the
-        # venues to join a page of 25 at a million events (the unfiltered page: 1.6 ms; by
-        # key, 0.5-0.9). The few organisations are read once for the page either way.
-        venue_of = select(*venue).where(on).limit(1).lateral("venue")
-        venue, on = list(venue_of.c), true()
-    return (select(*(page.c[name] for name in _EVENT_FIELDS), *venue,
-                   _organisation.id.label("organisation_id"),
-                   _organisation.name.label("organisation_name"),
+    the list's order), in order. Each event carries its venue's and organisation's
+    references and its genres' names (copies kept by triggers): a page reads no other table.
+    (Each row's venue read by its key, and the organisations, were a quarter of a page's
+    time in PostgreSQL at a million events; migration 0024.)"""
+    return (select(*(page.c[column.name] for column in _EVENT_COLUMNS[:_GENRES_AT]),
                    _genre_names(page.c.listed_genres, postgres))
-            .join_from(page, venue_of, on)
-            .join(Organisation.__table__, _organisation.id == page.c.organisation_id)
             .order_by(page.c.date, page.c.start, page.c.id))
 
 
@@ -471,7 +469,7 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
     the distance alone. (From the box, the planner cannot tell how many events it holds,
     and read and sorted all of them: 0.5-0.6 s for 25 km around Groningen or 5 km around
     Gent at a million events, 7 and 28 ms in the agenda's order.)"""
-    rows = select(*_EVENT_COLUMNS).select_from(_listed(given))
+    rows = select(*_EVENT_COLUMNS)
     running = _running(rows, given, has_tickets, postgres).where(
         _event.end_date.is_not(None), _event.date < bindparam("date_from"),
         _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
@@ -649,7 +647,7 @@ def matching(shaped: tuple[frozenset[str], bool | None], columns: tuple,
         return union_all(matching(shaped, columns, "started"),
                          matching(shaped, columns, "running"))
     given, has_tickets = shaped
-    query = _narrowed(select(*columns).select_from(_listed(given)), given, has_tickets)
+    query = _narrowed(select(*columns).select_from(Event.__table__), given, has_tickets)
     running = and_(_event.end_date.is_not(None), _event.date >= bindparam("running_from"),
                    _event.last_date >= bindparam("date_from"))
     if part == "running":
@@ -694,7 +692,7 @@ def _narrowed(query: Select, given: frozenset[str], has_tickets: bool | None,
     if "city" in given:
         query = query.where(_event.city_key == bindparam("city_key"))
     if "country" in given:
-        query = query.where(_venue.country == bindparam("country"))
+        query = query.where(_event.venue_country == bindparam("country"))
     if "venue_id" in given:
         query = query.where(_event.venue_id == bindparam("venue_id"))
     if "organisation_id" in given:
@@ -749,21 +747,16 @@ _LINEUP = (select(_act.artist_id, _act.name, _act.position).where(_act.event_id 
 
 @functools.cache
 def _detail(postgres: bool) -> Select:
-    """The statement of `event_detail`: the event with its venue, organisation and genres,
-    and on PostgreSQL its bill in its order (SQLite reads that in one more)."""
+    """The statement of `event_detail`: the event with its venue's and organisation's
+    references and its genres (its copies), and on PostgreSQL its bill in its order
+    (SQLite reads that in one more)."""
     # psycopg answers JSON parsed: a list of [artist_id, name, position] per act.
     lineup = select(func.json_agg(postgresql.aggregate_order_by(
         func.json_build_array(_act.artist_id, _act.name, _act.position), _act.position),
         type_=NullType())).where(_act.event_id == _event.id)
-    detail = (select(*(_event[name] for name in _EVENT_FIELDS),
-                     *(_venue[name].label(f"venue_{name}") for name in _VENUE_FIELDS),
-                     _organisation.id.label("organisation_id"),
-                     _organisation.name.label("organisation_name"),
-                     _genre_names(_event.listed_genres, postgres),
+    detail = (select(*_EVENT_COLUMNS[:_GENRES_AT], _genre_names(_event.listed_genres, postgres),
                      *(_event[name] for name in _DETAIL_FIELDS),
                      (lineup.scalar_subquery() if postgres else null()).label("lineup"))
-              .join_from(Event.__table__, Venue.__table__, _venue.id == _event.venue_id)
-              .join(Organisation.__table__, _organisation.id == _event.organisation_id)
               .where(or_(_event.id == bindparam("key"), _event.slug == bindparam("key")),
                      PUBLIC)
               .limit(1))

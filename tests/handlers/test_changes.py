@@ -6,6 +6,7 @@ import time
 
 from sqlalchemy import text, update
 
+from models import records
 from models.changes import RETENTION
 from models.events import Event
 from models.organisations import Organisation
@@ -244,6 +245,31 @@ def test_a_change_to_an_events_genres_is_a_change_of_the_event(client, auth, db)
     cursor = _end(client, auth)
     db.execute(text("DELETE FROM event_genres WHERE event_id = :id"), {"id": event.id})
     assert of(_after(client, auth, cursor), event) == [("event", event.id, "upsert")]
+
+
+
+def test_a_venue_or_organisation_changed_is_not_listed_again_for_its_events(
+        client, auth, db):
+    """As the feed's document says: an event shows its venue's and organisation's names
+    (copies it carries), but their change is theirs, not listed again for each event."""
+    venue, organisation = VenueFactory(), OrganisationFactory()
+    event = EventFactory(venue=venue, organisation=organisation)
+    cursor = _end(client, auth)
+    records.save_venue(db, **{**_written(venue), "name": "Hangar West"})  # its events' words
+    db.execute(text("UPDATE venues SET name = 'Hangar Zuid', city = 'Gent', city_key = 'gent', "
+                    "lat = 51.05, lng = 3.72 WHERE id = :id"), {"id": venue.id})
+    db.execute(text("UPDATE organisations SET name = 'Renamed Nights' WHERE id = :id"),
+               {"id": organisation.id})
+    assert of(_after(client, auth, cursor), venue, organisation, event) == [
+        ("venue", venue.id, "upsert"), ("organisation", organisation.id, "upsert")]
+    db.execute(update(Event).where(Event.id == event.id).values(title="Its own change"))
+    assert of(_after(client, auth, cursor), event) == [("event", event.id, "upsert")]
+
+
+def _written(venue) -> dict:
+    """The fields of `venue` as `records.save_venue` takes them."""
+    return {"id": venue.id, "name": venue.name, "city": venue.city, "country": venue.country,
+            "address": venue.address, "lat": venue.lat, "lng": venue.lng}
 
 
 def _end(client, auth, **params) -> str:

@@ -90,6 +90,46 @@ def test_genres_written_by_plain_sql_show_at_once_in_their_order(client, auth, d
     assert client.get(f"/v1/events/{other.id}", headers=auth).json()["data"]["genres"] == []
 
 
+
+def test_a_venue_or_organisation_written_by_plain_sql_shows_at_once(client, auth, db):
+    """What an event's venue and organisation show in lists and its detail are copies on the
+    event, kept by the database's triggers: whoever writes a venue, an organisation or the
+    event's venue, the next answer shows it, and the city filter finds it there."""
+    venue = VenueFactory(name="Shelter", city="Amsterdam", address="Overhoeksplein 3",
+                         lat=52.384, lng=4.902)
+    organisation = OrganisationFactory(name="Dekmantel")
+    event = EventFactory(venue=venue, organisation=organisation, date=day(2))
+
+    def shown(**filters) -> tuple[dict, dict]:
+        listed = [e for e in EVENTS.page(client, auth, **filters)["data"] if e["id"] == event.id]
+        detail = client.get(f"/v1/events/{event.id}", headers=auth).json()["data"]
+        return ((listed[0]["venue"], listed[0]["organisation"]) if listed else None,
+                (detail["venue"], detail["organisation"]))
+
+    before = ({"id": venue.id, "name": "Shelter", "city": "Amsterdam",
+               "address": "Overhoeksplein 3", "lat": 52.384, "lng": 4.902},
+              {"id": organisation.id, "name": "Dekmantel"})
+    assert shown(city="Amsterdam") == (before, before)
+    db.execute(text("UPDATE venues SET name = 'Shelter Noord', city = 'Zaandam', "
+                    "city_key = 'zaandam', address = 'Hemkade 48', lat = 52.43, lng = 4.82 "
+                    "WHERE id = :id"), {"id": venue.id})
+    db.execute(text("UPDATE organisations SET name = 'Dekmantel Festival' WHERE id = :id"),
+               {"id": organisation.id})
+    moved = ({"id": venue.id, "name": "Shelter Noord", "city": "Zaandam",
+              "address": "Hemkade 48", "lat": 52.43, "lng": 4.82},
+             {"id": organisation.id, "name": "Dekmantel Festival"})
+    assert shown(city="Zaandam") == (moved, moved)
+    assert shown(city="Amsterdam")[0] is None
+    # The event moved to another venue: its copies are that venue's.
+    other = VenueFactory(name="De Kaai", city="Antwerpen", address="Kaai 1", lat=51.23,
+                         lng=4.41)
+    db.execute(text("UPDATE events SET venue_id = :venue WHERE id = :id"),
+               {"venue": other.id, "id": event.id})
+    elsewhere = ({"id": other.id, "name": "De Kaai", "city": "Antwerpen", "address": "Kaai 1",
+                  "lat": 51.23, "lng": 4.41}, moved[1])
+    assert shown(city="Antwerpen") == (elsewhere, elsewhere)
+
+
 def test_a_date_window_includes_multi_day_events_that_overlap_it(client, auth):
     festival = EventFactory(date=day(1), end_date=day(4))
     inside = EventFactory(date=day(3))

@@ -239,3 +239,36 @@ def test_0021_copies_each_events_city_onto_its_genres_and_notes_no_change(worker
             columns = {column["name"] for column in inspect(connection).get_columns(
                 "event_genres")}
         assert "city_key" not in columns
+
+
+def test_0024_copies_each_events_venue_and_organisation_and_notes_no_change(worker_id):
+    with _database_at(f"{worker_id}_migration_0024", "0023") as (url, engine):
+        with _written_today(url, engine) as session:
+            factories.bind(session)
+            kaai = factories.VenueFactory(name="De Kaai", city="Gent", address="Kaai 1",
+                                          country="BE")
+            shelter = factories.VenueFactory(name="Shelter", city="Amsterdam", country="NL")
+            nights = factories.OrganisationFactory(name="Nights")
+            factories.EventFactory(venue=kaai, organisation=nights)
+            factories.EventFactory(venue=shelter, organisation=nights)
+        with engine.connect() as connection:
+            changes = connection.execute(text("SELECT count(*) FROM catalogue_changes")).scalar()
+
+        migrate.upgrade(engine, "0024")
+        with engine.connect() as connection:
+            copied = connection.execute(text(
+                "SELECT venue_name, venue_city, venue_address, venue_country, organisation_name "
+                "FROM events ORDER BY venue_name")).all()
+            assert connection.execute(text(
+                "SELECT count(*) FROM catalogue_changes")).scalar() == changes
+        assert copied == [("De Kaai", "Gent", "Kaai 1", "BE", "Nights"),
+                          ("Shelter", "Amsterdam", shelter.address, "NL", "Nights")]
+
+        migrate.downgrade(engine, "0023")
+        with engine.begin() as connection:
+            columns = {column["name"] for column in inspect(connection).get_columns("events")}
+            # Without the triggers that wrote the copies.
+            connection.execute(text("UPDATE venues SET name = 'Kaai' WHERE name = 'De Kaai'"))
+            connection.execute(text("UPDATE organisations SET name = 'Days'"))
+        assert not columns & {"venue_name", "venue_city", "venue_address", "venue_country",
+                              "organisation_name"}
