@@ -95,11 +95,13 @@ PG_TRIGGERS = [
     "CREATE TRIGGER organisation_references AFTER UPDATE ON organisations FOR EACH ROW "
     "WHEN (OLD.name IS DISTINCT FROM NEW.name) EXECUTE FUNCTION organisation_references()",
 ]
-PG_COPY = ("UPDATE events e SET "
-           + ", ".join(f"{event} = v.{venue}" for event, venue in VENUE_COPIES.items()
-                       if event in REFERENCES)
-           + ", organisation_name = o.name FROM venues v, organisations o "
-             "WHERE v.id = e.venue_id AND o.id = e.organisation_id")
+# Each event's references written from its venue and organisation (the same statement on
+# both databases): the migration's copy of every event, and SQLite's trigger for one.
+COPY = ("UPDATE events SET "
+        + ", ".join(f"{event} = v.{venue}" for event, venue in VENUE_COPIES.items()
+                    if event in REFERENCES)
+        + ", organisation_name = o.name FROM venues v, organisations o "
+          "WHERE v.id = events.venue_id AND o.id = events.organisation_id")
 
 # 0010's change feed function of `events`, an update listing only the rows whose own fields
 # changed (`{unchanged}`: empty as 0010 made it).
@@ -137,12 +139,7 @@ PG_CHANGES = f"""CREATE OR REPLACE FUNCTION changes_events() RETURNS trigger
 # ---- SQLite: row triggers after the row is written (its copies then set by an update of
 # the copies alone: the counted day's trigger, 0022, runs only where the city changed).
 
-_SQLITE_REFERENCES = (
-    "UPDATE events SET "
-    + ", ".join(f"{event} = (SELECT {venue} FROM venues WHERE id = events.venue_id)"
-                for event, venue in VENUE_COPIES.items() if event in REFERENCES)
-    + ", organisation_name = (SELECT name FROM organisations "
-      "WHERE id = events.organisation_id) WHERE id = NEW.id;")
+_SQLITE_REFERENCES = f"{COPY} AND events.id = NEW.id;"
 _SQLITE_PLACE = ("UPDATE events SET city_key = v.city_key, lat = v.lat, lng = v.lng "
                  "FROM venues v WHERE events.id = NEW.id AND v.id = events.venue_id "
                  "AND (events.city_key IS NOT v.city_key OR events.lat IS NOT v.lat "
@@ -163,7 +160,6 @@ SQLITE_TRIGGERS = [
     "WHEN OLD.name IS NOT NEW.name BEGIN UPDATE events SET organisation_name = NEW.name "
     "WHERE organisation_id = NEW.id; END",
 ]
-SQLITE_COPY = _SQLITE_REFERENCES.replace(" WHERE id = NEW.id;", "")
 # 0010's change trigger of an updated event, run on an update of its own columns
 # (`{columns}`: empty as 0010 made it, on any update).
 _SQLITE_NEW, _SQLITE_OLD = _PUBLIC.format(r="NEW"), _PUBLIC.format(r="OLD")
@@ -188,12 +184,12 @@ def upgrade() -> None:
         op.add_column("events", sa.Column(column, kind, nullable=True))
     if postgres:
         op.execute("ALTER TABLE events DISABLE TRIGGER USER")
-        op.execute(PG_COPY)
+        op.execute(COPY)
         op.execute("ALTER TABLE events ENABLE TRIGGER USER")
         for statement in [*PG_FUNCTIONS, *PG_TRIGGERS, PG_CHANGES.format(unchanged=UNCHANGED)]:
             op.execute(statement)
     else:
-        op.execute(SQLITE_COPY)
+        op.execute(COPY)
         for statement in SQLITE_TRIGGERS:
             op.execute(statement)
 
