@@ -6,6 +6,7 @@ request; a 304's day given back)."""
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from urllib.parse import quote
 
@@ -37,11 +38,22 @@ def loggable(text: str) -> str:
 
 def _well_formed(value: str) -> bool:
     """An incoming X-Request-Id is echoed only when it is a UUID."""
+    if len(value) != 36:  # most requests bring none: no exception raised and caught
+        return False
     try:
         uuid.UUID(value)
     except ValueError:
         return False
-    return len(value) == 36
+    return True
+
+
+def new_request_id() -> str:
+    """A random (version 4) UUID as text: `str(uuid.uuid4())`, without the `UUID` object
+    between (a third of its cost; one a request)."""
+    digits = os.urandom(16).hex()
+    variant = "89ab"[int(digits[16], 16) & 3]
+    return (f"{digits[:8]}-{digits[8:12]}-4{digits[13:16]}-{variant}{digits[17:20]}-"
+            f"{digits[20:]}")
 
 
 def _lowered_media_type(content_type: bytes) -> bytes:
@@ -82,11 +94,13 @@ class RequestMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        # The request's headers by name (the last of a repeated one), read once here.
+        given = dict(scope["headers"])
         headers = [(k, _lowered_media_type(v) if k == b"content-type" else v)
                    for k, v in scope["headers"] if k != b"x-request-id"]
-        incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
+        incoming = given.get(b"x-request-id", b"").decode("latin-1")
         state = RequestState(request_id=incoming if _well_formed(incoming)
-                             else str(uuid.uuid4()))
+                             else new_request_id())
         headers.append((b"x-request-id", state.request_id.encode()))
         scope = state.attach({**scope, "headers": headers})
         status = 500
@@ -101,7 +115,7 @@ class RequestMiddleware:
             await send(message)
 
         try:
-            early = self._refuse_early(scope)
+            early = self._refuse_early(scope, given)
             if early is not None:
                 status = early[0]
                 await self._refuse(send, scope, state, *early)
@@ -120,7 +134,7 @@ class RequestMiddleware:
                     headers={**refused.headers, "X-Request-Id": state.request_id})
                 return
             receive = self._capped(receive)
-            if b"chunked" in dict(scope["headers"]).get(b"transfer-encoding", b"").lower():
+            if b"chunked" in given.get(b"transfer-encoding", b"").lower():
                 scope, receive = await self._buffered(scope, receive)
             await self.app(scope, receive, send_with_headers)
         except PayloadTooLarge as error:
@@ -141,14 +155,14 @@ class RequestMiddleware:
         present = {k.lower() for k, _ in given}
         return [*given, *[h for h in extra if h[0] not in present]]
 
-    def _refuse_early(self, scope):
-        """(status, message[, details]) for requests refused before any routing, else None."""
-        request_headers = dict(scope["headers"])
-        length = request_headers.get(b"content-length", b"").decode("latin-1")
+    def _refuse_early(self, scope, given: dict[bytes, bytes]):
+        """(status, message[, details]) for requests refused before any routing, else None
+        (`given`: the request's headers by name)."""
+        length = given.get(b"content-length", b"").decode("latin-1")
         if length.isdigit() and int(length) > self.max_body_bytes:
             return 413, f"The request body is over {self.max_body_bytes} bytes."
         path = scope["path"]
-        accept = request_headers.get(b"accept", b"").decode("latin-1")
+        accept = given.get(b"accept", b"").decode("latin-1")
         if path.startswith(self.api_prefix) and accept and not _accepts_json(accept):
             return 406, "This API answers with application/json only."
         authorized = (path.startswith(self.api_prefix) or path.rstrip("/") == MCP_PATH

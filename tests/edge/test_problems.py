@@ -134,9 +134,20 @@ def test_path_ids_with_odd_characters_never_500(client, auth, odd):
 def test_a_well_formed_request_id_is_echoed_and_a_bad_one_replaced(client):
     given = str(uuid.uuid4())
     assert client.get("/v1/terms", headers={"X-Request-Id": given}).headers["x-request-id"] == given
-    replaced = client.get("/v1/terms", headers={"X-Request-Id": "<script>"})
-    assert replaced.headers["x-request-id"] != "<script>"
-    uuid.UUID(replaced.headers["x-request-id"])
+    made = set()
+    # Not a UUID; a UUID without its hyphens, in braces, as a URN; 36 characters of another
+    # kind.
+    for bad in ("<script>", given.replace("-", ""), f"{{{given}}}", f"urn:uuid:{given}",
+                "x" * 36, given[:-1] + "g"):
+        replaced = client.get("/v1/terms", headers={"X-Request-Id": bad})
+        request_id = replaced.headers["x-request-id"]
+        assert request_id != bad
+        # A random UUID of its own, written as one (lower case, hyphens).
+        assert str(uuid.UUID(request_id)) == request_id
+        assert uuid.UUID(request_id).version == 4
+        assert uuid.UUID(request_id).variant == uuid.RFC_4122
+        made.add(request_id)
+    assert len(made) == 6
 
 
 def test_an_unexpected_failure_is_500_without_internals(client, auth, app, monkeypatch, caplog):
