@@ -261,6 +261,66 @@ def _arguments(limits: list[int], ttls: list[int]) -> list[int]:
     return [value for pair in zip(limits, ttls) for value in pair]
 
 
+class _Batched:
+    """A script run from the event loop in batches: the runs asked while a round trip is on
+    its way go together in the next one, one pipeline (each run still its own script,
+    atomic on the server). Under load a worker then makes one round trip for many requests
+    rather than one each (a served-again answer at 32 connections: 179 instead of 210 µs
+    of a worker's CPU, bench/RESULTS.md)."""
+
+    def __init__(self, client: redis.asyncio.Redis, script):
+        self.client, self.script = client, script
+        self._waiting: list[tuple[list, list, asyncio.Future]] = []
+        self._sending: asyncio.Task | None = None
+
+    async def __call__(self, keys: list, args: list):
+        """The script's answer for `keys` and `args`. Raises redis.RedisError."""
+        loop = asyncio.get_running_loop()
+        answer = loop.create_future()
+        self._waiting.append((keys, args, answer))
+        if self._sending is None:
+            self._sending = loop.create_task(self._send())
+        return await answer
+
+    async def _send(self) -> None:
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                try:
+                    answers = await self._round_trip(batch)
+                except Exception as error:  # noqa: BLE001 - every run of the batch failed
+                    answers = [error] * len(batch)
+                for (_, _, answer), value in zip(batch, answers, strict=True):
+                    if answer.done():  # its request was cancelled meanwhile
+                        continue
+                    if isinstance(value, Exception):
+                        answer.set_exception(value)
+                    else:
+                        answer.set_result(value)
+        finally:
+            self._sending = None
+
+    async def _round_trip(self, batch: list) -> list:
+        """The answers of one pipeline of `batch`'s runs (an error where one failed); a
+        script Redis no longer knows (restarted, flushed) is loaded and those runs sent
+        again."""
+        answers = await self._pipelined(batch)
+        unknown = [i for i, value in enumerate(answers)
+                   if isinstance(value, redis.exceptions.NoScriptError)]
+        if unknown:
+            await self.client.script_load(self.script.script)
+            again = await self._pipelined([batch[i] for i in unknown])
+            for i, value in zip(unknown, again, strict=True):
+                answers[i] = value
+        return answers
+
+    async def _pipelined(self, batch: list) -> list:
+        pipeline = self.client.pipeline(transaction=False)
+        for keys, args, _ in batch:
+            pipeline.evalsha(self.script.sha, len(keys), *keys, *args)
+        return await pipeline.execute(raise_on_error=False)
+
+
 class RedisCounters:
     """Counters shared by every worker and host through Redis."""
 
@@ -282,7 +342,8 @@ class RedisCounters:
     async def open(self) -> None:
         """Connect a client for the running event loop (the server's lifespan)."""
         self.client_async = redis.asyncio.Redis.from_url(self.url, **_TIMEOUTS)
-        self._count_async = self.client_async.register_script(_COUNT)
+        self._count_async = _Batched(self.client_async,
+                                     self.client_async.register_script(_COUNT))
         self._add_async = self.client_async.register_script(_ADD)
 
     async def close(self) -> None:
@@ -301,8 +362,7 @@ class RedisCounters:
                           ttls: list[int]) -> list[int]:
         """`count` on the event loop, without a thread (after `open`)."""
         try:
-            return [int(v) for v in await self._count_async(keys=keys,
-                                                            args=_arguments(limits, ttls))]
+            return [int(v) for v in await self._count_async(keys, _arguments(limits, ttls))]
         except redis.RedisError as error:
             raise StoreUnavailable(str(error)) from error
 

@@ -218,3 +218,58 @@ def test_anonymous_limits_everywhere_the_readme_promises_them_count_in_redis(pri
     usage.refuse_unauthenticated("192.0.2.8")  # another address has its own window
     moment[0] += 55
     asyncio.run(on_the_loop(1))
+
+
+def test_counts_asked_at_once_from_the_event_loop_share_round_trips_and_count_exactly(
+        private_redis, monkeypatch, caplog):
+    """A worker under load counts the requests waiting together, in a few round trips to
+    Redis: each request is still counted once, sees its own count, and is refused on its
+    own; a script Redis forgot is loaded again; Redis away fails every one of them open."""
+    from edge import limits
+
+    trips = []
+    pipelined = limits._Batched._pipelined
+
+    async def counted_trip(self, batch):
+        trips.append(len(batch))
+        return await pipelined(self, batch)
+
+    monkeypatch.setattr(limits._Batched, "_pipelined", counted_trip)
+    moment = [1_795_000_025.0]  # 5 seconds into a clock minute
+    usage = Usage(private_redis.url, per_minute=50, per_day=10**6, clock=lambda: moment[0])
+    caller = Caller(token_id="tok_batched", organisation_id="org", scopes=frozenset({"read"}),
+                    per_day=None)
+
+    async def at_once(count: int):
+        await usage.open()
+        try:
+            return await asyncio.gather(*[usage.hit_async(caller, "/v1/genres")
+                                          for _ in range(count)], return_exceptions=True)
+        finally:
+            await usage.close()
+
+    first = asyncio.run(at_once(80))
+    admitted = [r for r in first if not isinstance(r, Exception)]
+    assert sorted(f.remaining_this_minute for f in admitted) == list(range(50))
+    assert sum(isinstance(r, RateLimited) for r in first) == 30
+    # One round trip for all 80, sent again once: this Redis did not know the script yet.
+    assert trips == [80, 80]
+    moment[0] += 60
+    trips.clear()
+    second = asyncio.run(at_once(20))
+    assert sorted(f.remaining_this_minute for f in second) == list(range(30, 50))
+    assert trips == [20]
+    # Redis restarted or flushed: its scripts are gone; counting goes on, nothing twice.
+    redis.Redis.from_url(private_redis.url).script_flush()
+    moment[0] += 60
+    trips.clear()
+    third = asyncio.run(at_once(20))
+    assert sorted(f.remaining_this_minute for f in third) == list(range(30, 50))
+    assert trips == [20, 20]
+    # The day counts what each minute admitted, the 30 refused not.
+    assert usage.figures(caller).used_today == 90
+    private_redis.stop()
+    with caplog.at_level(logging.WARNING, logger="agenda.usage"):
+        away = asyncio.run(at_once(10))
+    assert all(f.remaining_this_minute == 50 for f in away)
+    assert "rate-limit store unreachable" in caplog.text
