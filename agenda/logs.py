@@ -73,4 +73,3 @@ class BatchingHandler(logging.StreamHandler):
         while True:
             time.sleep(self.seconds)
             self.flush()
-

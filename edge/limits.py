@@ -283,6 +283,7 @@ class _Batched:
         return await answer
 
     async def _send(self) -> None:
+        batch: list = []
         try:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
@@ -299,6 +300,10 @@ class _Batched:
                         answer.set_result(value)
         finally:
             self._sending = None
+            # Cancelled (the server stopping): no request waits for an answer never coming.
+            for _, _, answer in [*batch, *self._waiting]:
+                answer.cancel()
+            self._waiting = []
 
     async def _round_trip(self, batch: list) -> list:
         """The answers of one pipeline of `batch`'s runs (an error where one failed); a

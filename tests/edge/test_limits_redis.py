@@ -273,3 +273,27 @@ def test_counts_asked_at_once_from_the_event_loop_share_round_trips_and_count_ex
         away = asyncio.run(at_once(10))
     assert all(f.remaining_this_minute == 50 for f in away)
     assert "rate-limit store unreachable" in caplog.text
+
+
+def test_counts_waiting_on_a_round_trip_that_is_cancelled_do_not_wait_forever(private_redis):
+    """The server stopping cancels the task sending a batch: the requests waiting for it
+    end with it rather than wait for an answer that will not come."""
+    usage = Usage(private_redis.url, per_minute=120, per_day=10**6)
+    caller = Caller(token_id="tok_stopping", organisation_id="org", scopes=frozenset({"read"}),
+                    per_day=None)
+
+    async def stopping():
+        await usage.open()
+        try:
+            asks = [asyncio.ensure_future(usage.hit_async(caller, "/v1/genres"))
+                    for _ in range(5)]
+            for _ in range(3):  # the asks wait; the batch is on its way to Redis
+                await asyncio.sleep(0)
+            usage.store._count_async._sending.cancel()
+            return await asyncio.wait_for(asyncio.gather(*asks, return_exceptions=True), 5)
+        finally:
+            await usage.close()
+
+    ended = asyncio.run(stopping())
+    assert len(ended) == 5
+    assert all(isinstance(e, asyncio.CancelledError) for e in ended), ended
