@@ -18,7 +18,10 @@ elsewhere is notified a moment after its commit; edge/admission.py `CurrentStamp
 read for every request waiting), and the clock hour (the Amsterdam date, which decides
 where lists start, and the hour in which cursors are issued) must both be those it was
 built under. Anything else goes the full way, its admission kept on the request's
-state so that nothing is counted twice, and its answer is kept again. Only answers the
+state so that nothing is counted twice, and its answer is kept again; but an entry stale
+by the stamp alone whose handler declared how to read its basis again (`revalidated_by`:
+what the answer was built from, such as a list's events by id and row version) is served
+again, renewed under the new stamp, when that basis is still the one it was built from. Only answers the
 handler marked public (`envelope.public`, which hands its parts over on the request's
 state) are kept; private ones never are. While one request builds an answer the full
 way, the process's other requests for the same URL wait for it (up to
@@ -83,10 +86,13 @@ log = logging.getLogger("agenda.cache")
 SHARED_TTL = 3600
 # The layout of a packed entry (`Entry.pack`) and of a compressed head (`SharedEntries.
 # put_head`), named in their Redis keys.
-LAYOUT = 6
+LAYOUT = 7
 # Says whether a public answer was kept or built for this request (as CDNs say it): for
 # operators and the benchmark's hit ratio (bench/run.py).
 HIT, MISS = (b"x-cache", b"hit"), (b"x-cache", b"miss")
+# A kept answer that had gone stale, served again once its handler's basis said it would be
+# built the same (`revalidated_by`).
+REVALIDATED = (b"x-cache", b"revalidated")
 # How long a request waits for another one building the same answer before it builds its own.
 FOLLOW_SECONDS = 2.0
 # How many URLs a process remembers the key of (`Keys`): ~300 bytes each.
@@ -124,6 +130,28 @@ def _decompressed(packed: bytes) -> bytes:
     return decompressor.decompress(packed)
 
 
+# Public handlers whose kept answers may be served again once stale (`revalidated_by`): the
+# function telling each one's basis.
+_REVALIDATIONS: dict[Callable, Callable[..., bytes | None]] = {}
+
+
+def revalidated_by(basis: Callable[..., bytes | None]):
+    """Declares, on a public handler whose answers carry what they were built from
+    (`PublicAnswer.basis`), the function that tells, from the same arguments, what the
+    handler would build its answer from now (a statement cheaper than building it). A kept
+    answer gone stale by a change to the catalogue (in its hour: the cursor's and the list's
+    first day) is served again, renewed under the new stamp, when the two are equal; built
+    again otherwise. So a change costs a check, not a build, of every answer it left as it
+    was, and what a change touched is built again at once: a change is still visible in the
+    very next answer."""
+
+    def declared(handler):
+        _REVALIDATIONS[handler] = basis
+        return handler
+
+    return declared
+
+
 @dataclasses.dataclass(frozen=True)
 class Entry:
     """One kept answer, in parts (`data` as serialized, `meta` but the request id), and
@@ -157,7 +185,8 @@ class Entry:
         data = self.packed_data
         if data is None:
             data = _compressed(self.answer.data)
-        return Packed(self.stamp, self.hour, data, self.answer.meta, self.answer.etag, self.heads)
+        return Packed(self.stamp, self.hour, data, self.answer.meta, self.answer.etag, self.heads,
+                      self.answer.basis)
 
     def public_headers(self, coding: str | None) -> list[tuple[bytes, bytes]]:
         """The headers of its form in `coding`, which its 304 repeats (RFC 9110 15.4.5)."""
@@ -171,6 +200,16 @@ class Entry:
         """Whether it is still the answer for a request admitted now."""
         return self.stamp == admission.stamp and self.hour == admission.hour
 
+    def renewable(self, admission: Admission) -> bool:
+        """Whether, stale for a request admitted now, it may still be its answer: built in
+        this hour (its cursor's hour, its first day), under another stamp, with a basis its
+        handler can check (`revalidated_by`)."""
+        return self.hour == admission.hour and self.answer.basis is not None
+
+    def renewed(self, stamp: str) -> Entry:
+        """The same answer, kept under `stamp`."""
+        return dataclasses.replace(self, stamp=stamp)
+
     def size(self) -> int:
         return len(self.answer.data) + sum(head.size() for head in self.heads.values())
 
@@ -182,17 +221,19 @@ class Entry:
         """Bytes for Redis: the lengths of the head and of `meta`, the head, `meta`, and
         `data` compressed."""
         packed = self.packed()
-        head = orjson.dumps([self.stamp, self.hour, self.answer.etag])
+        basis = self.answer.basis
+        head = orjson.dumps([self.stamp, self.hour, self.answer.etag,
+                             None if basis is None else basis.hex()])
         return b"".join((struct.pack(">II", len(head), len(packed.meta)), head, packed.meta,
                          packed.data))
 
     @classmethod
     def unpack(cls, packed: bytes) -> Entry:
         head_length, meta_length = struct.unpack(">II", packed[:8])
-        stamp, hour, etag = orjson.loads(packed[8:8 + head_length])
+        stamp, hour, etag, basis = orjson.loads(packed[8:8 + head_length])
         meta_end = 8 + head_length + meta_length
         return Packed(stamp, hour, packed[meta_end:], packed[8 + head_length:meta_end], etag,
-                      {}).whole()
+                      {}, None if basis is None else bytes.fromhex(basis)).whole()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -205,11 +246,12 @@ class Packed:
     meta: bytes
     etag: str
     heads: dict[str, Head]
+    basis: bytes | None
 
     def whole(self) -> Entry:
         """The entry, its data decompressed (~7 µs a page of 25 events)."""
         return Entry(self.stamp, self.hour,
-                     PublicAnswer(_decompressed(self.data), self.meta, self.etag),
+                     PublicAnswer(_decompressed(self.data), self.meta, self.etag, self.basis),
                      self.heads, packed_data=self.data)
 
     def size(self) -> int:
@@ -416,7 +458,7 @@ class ResponseCache:
             await self.app(scope, receive, send)
             return
         key, arguments = self._key(scope, url, operation)
-        entry = await self._fresh(key, admission)
+        entry, stale = await self._kept(key, admission)
         if entry is None and key in self._building:
             entry = await self._follow(key, admission)
         if entry is not None and admission.known:
@@ -424,14 +466,14 @@ class ResponseCache:
             # committed elsewhere came first (its notification may be on its way).
             current = await confirmed_stamp(self.service, admission)
             if current != entry.stamp:
-                entry = None
+                older, entry, stale = entry, None, None
                 if current is not None:
                     admission = dataclasses.replace(admission, stamp=current, known=False)
                     state.admission = admission
-                    entry = await self._fresh(key, admission)
+                    entry, stale = await self._kept(key, admission, older)
         if entry is None:
             await self._miss(scope, receive, send, key, operation, state, arguments,
-                             lead=key not in self._building)
+                             lead=key not in self._building, stale=stale)
             return
         await self._answer(send, key, entry, headers, state.request_id, HIT)
 
@@ -457,18 +499,23 @@ class ResponseCache:
                 return False
         return True
 
-    async def _fresh(self, key: str, admission: Admission) -> Entry | None:
-        """A fresh entry for `key`, here or shared (then kept here too)."""
-        entry = self.local.get(key)
-        if entry is not None and entry.fresh(admission):
-            return entry
-        if self.shared is None:
-            return None
-        entry = await self.shared.get(key)
-        if entry is None or not entry.fresh(admission):
-            return None
-        self.local.put(key, entry)
-        return entry
+    async def _kept(self, key: str, admission: Admission, stale: Entry | None = None
+                    ) -> tuple[Entry | None, Entry | None]:
+        """A fresh entry for `key`, here or shared (then kept here too); else None and a
+        stale one that may be renewed (`Entry.renewable`), if any (`stale`, if none)."""
+        local = self.local.get(key)
+        if local is not None and local.fresh(admission):
+            return local, None
+        shared = None
+        if self.shared is not None:
+            shared = await self.shared.get(key)
+            if shared is not None and shared.fresh(admission):
+                self.local.put(key, shared)
+                return shared, None
+        for kept in (shared, local, stale):
+            if kept is not None and kept.renewable(admission):
+                return None, kept
+        return None, None
 
     async def _follow(self, key: str, admission: Admission) -> Entry | None:
         """Another request of this process is building this very answer (the stamp or the
@@ -530,25 +577,34 @@ class ResponseCache:
         return current.heads.get(coding)
 
     async def _miss(self, scope, receive, send, key: str, operation: Operation,
-                    state: RequestState, arguments: dict | None, *, lead: bool) -> None:
-        """Build the answer (here, or Connexion), serve it and keep it when public. The
-        `lead` request of a key is the one others arriving meanwhile wait for (`_follow`)."""
+                    state: RequestState, arguments: dict | None, *, lead: bool,
+                    stale: Entry | None) -> None:
+        """Build the answer (here, or Connexion), serve it and keep it when public; a
+        `stale` entry of it served again instead when its handler's basis says it would be
+        built the same. The `lead` request of a key is the one others arriving meanwhile
+        wait for (`_follow`)."""
         if not lead:
-            await self._build(scope, receive, send, key, operation, state, arguments)
+            await self._build(scope, receive, send, key, operation, state, arguments, stale)
             return
         self._building[key] = asyncio.get_running_loop().create_future()
         try:
-            await self._build(scope, receive, send, key, operation, state, arguments)
+            await self._build(scope, receive, send, key, operation, state, arguments, stale)
         finally:
             self._building.pop(key).set_result(None)
 
     async def _build(self, scope, receive, send, key: str, operation: Operation,
-                     state: RequestState, arguments: dict | None) -> None:
+                     state: RequestState, arguments: dict | None, stale: Entry | None) -> None:
         handler = self.handlers.get(operation)
         if arguments is None and handler is not None:
             arguments = operation.arguments.read(scope["path"], scope["query_string"])
         if arguments is not None:
             try:
+                if stale is not None and await self._renewable(handler, arguments, state,
+                                                               stale):
+                    entry = stale.renewed(state.admitted().stamp)
+                    await self._answer(send, key, await self._keep(key, entry),
+                                       dict(scope["headers"]), state.request_id, REVALIDATED)
+                    return
                 built = await self._handled(operation, handler, arguments, state)
             except errors.ServiceUnavailable as error:
                 # Answered here: the full way would wait for the database all over again.
@@ -572,12 +628,33 @@ class ResponseCache:
                 and state.admitted() is not None):
             await self._keep(key, Entry.of(state))
 
+    async def _renewable(self, handler: Callable, arguments: dict, state: RequestState,
+                         stale: Entry) -> bool:
+        """Whether the handler would build `stale`'s answer again now: its basis, asked of
+        the function it declared (`revalidated_by`), is the one it was built from."""
+        basis = _REVALIDATIONS.get(handler)
+        return basis is not None and stale.answer.basis == await self._on_thread(
+            state, self._basis, basis, arguments, state)
+
+    def _basis(self, basis: Callable[..., bytes | None], arguments: dict,
+               state: RequestState) -> bytes | None:
+        """`basis` of the handler's `arguments`, on a catalogue thread, reaching the session
+        as the handler does."""
+        with context.lane(self.service, state):
+            return basis(**arguments)
+
     async def _handled(self, operation: Operation, handler: Callable, arguments: dict,
                        state: RequestState) -> Entry | None:
         """The entry of the public answer the handler built here (on `state`), if it did."""
+        return await self._on_thread(state, self._run, operation, handler, arguments, state)
+
+    async def _on_thread(self, state: RequestState, function: Callable, *args):
+        """`function(*args)` on a catalogue thread for the request of `state`; a failure is
+        None (the full way answers it: a 404, a 400), the database unavailable a
+        `ServiceUnavailable`."""
         try:
             return await asyncio.get_running_loop().run_in_executor(
-                self.service.catalogue_threads, self._run, operation, handler, arguments, state)
+                self.service.catalogue_threads, function, *args)
         except Exception as error:  # noqa: BLE001 - the full way answers it (a 404, a 400)
             state.answer = None
             if problems.database_unavailable(error):

@@ -23,6 +23,8 @@ class Listed:
 
     items: list
     next_cursor: str | None
+    # What it was built from (`models.paging.Page.basis`), if the list tells.
+    basis: bytes | None = None
 
 
 def page(filters: Filters, cursor: str | None, *, secret: str,
@@ -30,15 +32,25 @@ def page(filters: Filters, cursor: str | None, *, secret: str,
     """The page after `cursor` (None: the first) of the list `filters` belong to; `fetch(after)`
     is the domain call. A cursor of another list or other filters is a `BadRequest`; so is
     one older than `lifetime` (None: the domain call judges its positions' age)."""
-    kind, binding = filters.kind, filters.binding()
+    binding = filters.binding()
+    found = fetch(_position(filters, binding, cursor, secret, lifetime))
+    next_cursor = None if found.next_key is None else cursors.encode(
+        secret, kind=filters.kind, filters=binding, key=found.next_key)
+    return Listed(items=found.items, next_cursor=next_cursor, basis=found.basis)
+
+
+def position(filters: Filters, cursor: str | None, *, secret: str,
+             lifetime: int | None = cursors.LIFETIME) -> list | None:
+    """The keyset position `cursor` names in the list `filters` belong to (None: the first
+    page); a `BadRequest` as `page` says."""
+    return _position(filters, filters.binding(), cursor, secret, lifetime)
+
+
+def _position(filters: Filters, binding: dict, cursor: str | None, secret: str,
+              lifetime: int | None) -> list | None:
     try:
-        after = None if cursor is None else cursors.decode(secret, cursor, kind=kind,
-                                                           filters=binding, lifetime=lifetime)
+        return None if cursor is None else cursors.decode(
+            secret, cursor, kind=filters.kind, filters=binding, lifetime=lifetime)
     except BadRequest as refused:
         # Named with the filters' own problems, which the list would refuse next: one 400.
         raise BadRequest([*filters.problems(), *refused.params]) from None
-    found = fetch(after)
-    if found.next_key is None:
-        return Listed(items=found.items, next_cursor=None)
-    return Listed(items=found.items, next_cursor=cursors.encode(
-        secret, kind=kind, filters=binding, key=found.next_key))

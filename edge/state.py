@@ -66,3 +66,7 @@ class PublicAnswer:
     data: bytes
     meta: bytes
     etag: str
+    # What the handler built it from, where it can tell whether it would build the same
+    # again (`models.paging.Page.basis`): a kept answer gone stale with a change to the
+    # catalogue is then served again once that says so (edge/cache.py `revalidated_by`).
+    basis: bytes | None = None

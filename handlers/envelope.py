@@ -17,12 +17,13 @@ from edge.state import PublicAnswer
 from openapi.schemas import attribution
 
 
-def public(data, *, meta: dict | None = None) -> Response:
-    """A public catalogue answer, conditional on `If-None-Match`."""
+def public(data, *, meta: dict | None = None, basis: bytes | None = None) -> Response:
+    """A public catalogue answer, conditional on `If-None-Match`; `basis`, what it was built
+    from (`edge.state.PublicAnswer.basis`), if the handler can tell."""
     # Kept by the response cache: bytes of their own size (`answers.lasting`).
     meta = answers.lasting(orjson.dumps({**(meta or {}), "attribution": attribution(settings())}))
     data = answers.lasting(orjson.dumps(data))
-    answer = PublicAnswer(data, meta, conditional.etag(data, meta))
+    answer = PublicAnswer(data, meta, conditional.etag(data, meta), basis)
     # Kept by the response cache (edge/cache.py) in parts, not as this body's bytes.
     state().answer = answer
     headers = conditional.public_headers(answer.etag)
@@ -32,10 +33,10 @@ def public(data, *, meta: dict | None = None) -> Response:
 
 
 def public_page(items: list, *, limit: int, next_cursor: str | None,
-                meta: dict | None = None) -> Response:
+                meta: dict | None = None, basis: bytes | None = None) -> Response:
     """A public list page."""
     return public(items, meta={**(meta or {}), "count": len(items), "limit": limit,
-                               "next_cursor": next_cursor})
+                               "next_cursor": next_cursor}, basis=basis)
 
 
 def private(data) -> Response:

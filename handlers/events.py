@@ -1,6 +1,7 @@
 """GET /events and GET /events/{id}: the agenda."""
 
 from edge import paging
+from edge.cache import revalidated_by
 from edge.context import session, settings
 from edge.openapi import rules
 from edge.problems import QUERY_NAMES
@@ -23,24 +24,49 @@ def _rules(query: dict) -> list[dict]:
     return events.EventFilters.of(**fields).problems()
 
 
+def _wanted(from_=None, to=None, radius_km=None, city=None, genre=None, venue_id=None,
+            artist_id=None, organisation_id=None, q=None, has_tickets=None, max_price=None,
+            min_price=None, lat=None, lng=None, facets=None) -> events.EventFilters:
+    """GET /events' filters, from its handler's arguments."""
+    return events.EventFilters.of(
+        date_from=from_, date_to=to, radius_km=radius_km, city=city, genre=genre,
+        venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id, q=q,
+        has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng,
+        facets=facet_counts.parse(facets))
+
+
+def _basis(limit: int, cursor=None, **filters) -> bytes | None:
+    """What `list_events` would build its answer to these arguments from now
+    (`models.events.list_basis`); None with facets (counts of the whole list)."""
+    wanted = _wanted(**filters)
+    if wanted.facets:
+        return None
+    return events.list_basis(session(), filters=wanted, today=today(), limit=limit,
+                             after=paging.position(wanted, cursor,
+                                                   secret=settings().secret_key))
+
+
 @rules(_rules)
+@revalidated_by(_basis)
 def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, city=None,
                 genre=None, venue_id=None, artist_id=None, organisation_id=None, q=None,
                 has_tickets=None, max_price=None, min_price=None, lat=None, lng=None, facets=None):
     """Approved NL and BE events, soonest first, from today unless `from` is given; with
     `facets`, the counts per genre, city and day of the whole list."""
-    wanted = events.EventFilters.of(
-        date_from=from_, date_to=to, radius_km=radius_km, city=city, genre=genre,
-        venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id, q=q,
-        has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng,
-        facets=facet_counts.parse(facets))
+    wanted = _wanted(from_=from_, to=to, radius_km=radius_km, city=city, genre=genre,
+                     venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id,
+                     q=q, has_tickets=has_tickets, max_price=max_price, min_price=min_price,
+                     lat=lat, lng=lng, facets=facets)
     # The page first: a bad cursor is named with the filters' problems (edge/paging.py).
     page = paging.page(wanted, cursor, secret=settings().secret_key, fetch=lambda after: (
         events.list_events(session(), filters=wanted, today=today(), limit=limit, after=after)))
-    counted = wanted.facets and {"facets": facet_counts_schema.dump(
-        facet_counts.count(session(), filters=wanted, today=today()))}
+    if wanted.facets:
+        counted = {"facets": facet_counts_schema.dump(
+            facet_counts.count(session(), filters=wanted, today=today()))}
+        return envelope.public_page(summaries.dump(page.items), limit=limit,
+                                    next_cursor=page.next_cursor, meta=counted)
     return envelope.public_page(summaries.dump(page.items), limit=limit,
-                                next_cursor=page.next_cursor, meta=counted or None)
+                                next_cursor=page.next_cursor, basis=page.basis)
 
 
 def get_event(id_: str):

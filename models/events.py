@@ -15,13 +15,14 @@ import datetime as dt
 
 import dataclasses
 import functools
+import hashlib
 import math
 from typing import NamedTuple
 
 from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Float, ForeignKey,
                         Index, Integer, Select, String, Text, and_, bindparam,
-                        all_, func, not_, null, or_, select, text, true, type_coerce,
-                        union_all)
+                        all_, func, literal_column, not_, null, or_, select, text, true,
+                        type_coerce, union_all)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from sqlalchemy.types import NullType
@@ -368,13 +369,24 @@ def _genre_names(column, postgres: bool):
 
 def _summaries(page, postgres: bool) -> Select:
     """The columns of `EventSummary` of the rows of `page` (a subquery of events' columns in
-    the list's order), in order. Each event carries its venue's and organisation's
-    references and its genres' names (copies kept by triggers): a page reads no other table.
-    (Each row's venue read by its key, and the organisations, were a quarter of a page's
-    time in PostgreSQL at a million events; migration 0024.)"""
+    the list's order), in order, and on PostgreSQL each row's `version`. Each event carries
+    its venue's and organisation's references and its genres' names (copies kept by
+    triggers): a page reads no other table. (Each row's venue read by its key, and the
+    organisations, were a quarter of a page's time in PostgreSQL at a million events;
+    migration 0024.)"""
     return (select(*(page.c[column.name] for column in _EVENT_COLUMNS[:_GENRES_AT]),
-                   _genre_names(page.c.listed_genres, postgres))
+                   _genre_names(page.c.listed_genres, postgres),
+                   *([page.c.version] if postgres else []))
             .order_by(page.c.date, page.c.start, page.c.id))
+
+
+# A row's version (PostgreSQL): the transaction that wrote the event's current row and where
+# that row lies, which every change to it replaces, whoever makes it (a request, an import,
+# the triggers that keep its copies of its genres, venue and organisation, an operator's
+# SQL); the place too, since a transaction that changes a row twice writes both versions
+# with its own id. A page's summaries are its rows' columns alone, so the same rows at the
+# same versions are the same page (`list_basis`).
+_VERSION = literal_column("events.xmin::text || events.ctid::text").label("version")
 
 
 def list_events(session: Session, *, filters: EventFilters, today: dt.date,
@@ -393,6 +405,27 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     radius search first reads the venues within it (`NEAR_VENUES_AT_MOST`); a word alone
     is first told rare or common by its share (models/words.py).
     """
+    postgres = session.get_bind().dialect.name == "postgresql"
+    page = _page(session, filters, today, after, limit, postgres, versions=False)
+    return Page(items=[_summary(row) for row in page.items], next_key=page.next_key,
+                basis=_basis(page) if postgres else None)
+
+
+def list_basis(session: Session, *, filters: EventFilters, today: dt.date,
+               after: list | None, limit: int) -> bytes | None:
+    """What `list_events` would build its page from now, as its `Page.basis`: the page's
+    events, each by its id and version (`_VERSION`), and whether a page follows. The same
+    statement reading those columns only: on PostgreSQL, so that a page kept while the
+    catalogue changed (elsewhere) is known to be built the same again without reading and
+    rendering its events (edge/cache.py). None on SQLite (no row versions)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return None
+    return _basis(_page(session, filters, today, after, limit, True, versions=True))
+
+
+def _page(session: Session, filters: EventFilters, today: dt.date, after: list | None,
+          limit: int, postgres: bool, *, versions: bool) -> Page:
+    """The rows of the page (`_statement`'s) of `list_events`, with `versions` theirs alone."""
     filters.check()
     given = shape(filters)[0]
     params = _params(filters, today)
@@ -403,14 +436,21 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
             params["near_venues"] = near
     if after is not None:
         params |= position_params((dt.date.fromisoformat(after[0]), after[1], after[2]))
-    postgres = session.get_bind().dialect.name == "postgresql"
     if postgres and _word_alone(given) and words.rare(session, params["word"], limit + 1):
         given |= {"rare_word"}
-    page = keyset_rows(session, _statement(given, filters.has_tickets, after is not None,
-                                           postgres),
+    return keyset_rows(session, _statement(given, filters.has_tickets, after is not None,
+                                           postgres, versions),
                        params=params, limit=limit,
                        key_of=lambda row: (row.date, row.start, row.id))
-    return Page(items=[_summary(row) for row in page.items], next_key=page.next_key)
+
+
+def _basis(page: Page) -> bytes:
+    """A digest of a page of rows with their `version`: each row's id and version in order,
+    and whether a page follows."""
+    digest = hashlib.blake2b(b"more" if page.next_key is not None else b"last", digest_size=16)
+    for row in page.items:
+        digest.update(f"{row.id}\x1f{row.version}\x1e".encode())
+    return digest.digest()
 
 
 # A radius search around at most this many venues also names them (`near_venues`): from a
@@ -462,14 +502,18 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
 
 @functools.lru_cache(maxsize=256)
 def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
-               postgres: bool = False) -> Select:
+               postgres: bool = False, versions: bool = False) -> Select:
     """The statement of a list with these filters: its two ranges (see `list_events`) in
-    one. On PostgreSQL a radius search's part from `from` on goes without the box: around
-    its few venues venue by venue (`_at_venues`), around more in the agenda's order with
-    the distance alone. (From the box, the planner cannot tell how many events it holds,
-    and read and sorted all of them: 0.5-0.6 s for 25 km around Groningen or 5 km around
-    Gent at a million events, 7 and 28 ms in the agenda's order.)"""
-    rows = select(*_EVENT_COLUMNS)
+    one; with `versions` (PostgreSQL), each row's position and version only (`list_basis`).
+    On PostgreSQL a radius search's part from `from` on goes without the box: around its
+    few venues venue by venue (`_at_venues`), around more in the agenda's order with the
+    distance alone. (From the box, the planner cannot tell how many events it holds, and
+    read and sorted all of them: 0.5-0.6 s for 25 km around Groningen or 5 km around Gent
+    at a million events, 7 and 28 ms in the agenda's order.)"""
+    if versions:
+        rows = select(_event.date, _event.start, _event.id, _VERSION)
+    else:
+        rows = select(*_EVENT_COLUMNS, *([_VERSION] if postgres else []))
     running = _running(rows, given, has_tickets, postgres).where(
         _event.end_date.is_not(None), _event.date < bindparam("date_from"),
         _event.date >= bindparam("running_from"), _event.last_date >= bindparam("date_from"))
@@ -479,9 +523,11 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
         started = _started(rows, given, has_tickets, after, postgres)
         if "date_to" in given:
             running = running.where(_event.date <= bindparam("date_to"))
-    return _planned(_summaries(keyset_union((
-        keyset_statement(running, [_event.date, _event.start, _event.id], after=after),
-        started), ("date", "start", "id")).subquery(), postgres), given)
+    page = keyset_union((keyset_statement(running, [_event.date, _event.start, _event.id],
+                                          after=after), started),
+                        ("date", "start", "id")).subquery()
+    return _planned(select(page).order_by(page.c.date, page.c.start, page.c.id) if versions
+                    else _summaries(page, postgres), given)
 
 
 def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, after: bool,
@@ -535,7 +581,7 @@ def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, afte
         if "rare_word" in given:
             fenced = positions.cte("worded").prefix_with("MATERIALIZED")
             positions, order = select(fenced), [fenced.c.date, fenced.c.start, fenced.c.id]
-        return _by_position(keyset_statement(positions, order, after=after))
+        return _by_position(keyset_statement(positions, order, after=after), rows)
     return keyset_statement(started, order, after=after)
 
 
@@ -586,11 +632,12 @@ def _word_alone(given: frozenset[str]) -> bool:
     return "q" in given and not given & _OWN_WALKS
 
 
-def _by_position(positions: Select) -> Select:
-    """The events of a page whose `positions` (date, start, id, in order) a walk of an index
-    alone yields, read by id: the walk reads no event rows."""
+def _by_position(positions: Select, rows: Select) -> Select:
+    """The columns of `rows` of the events of a page whose `positions` (date, start, id, in
+    order) a walk of an index alone yields, read by id: the walk reads no event rows."""
     page = positions.subquery("positions")
-    return select(*_EVENT_COLUMNS).join_from(page, Event.__table__, _event.id == page.c.id)
+    return select(*rows.selected_columns).join_from(page, Event.__table__,
+                                                    _event.id == page.c.id)
 
 
 def _at_venues(rows: Select, given: frozenset[str], has_tickets: bool | None,
@@ -618,7 +665,7 @@ def _at_venues(rows: Select, given: frozenset[str], has_tickets: bool | None,
     walked = keyset_statement(at_venue, order, after=after).lateral("at_venue")
     return _by_position(select(walked).select_from(near).join(walked, true())
                         .order_by(walked.c.date, walked.c.start, walked.c.id)
-                        .limit(bindparam("count", type_=Integer)))
+                        .limit(bindparam("count", type_=Integer)), rows)
 
 
 def shape(filters: EventFilters) -> tuple[frozenset[str], bool | None]:

@@ -18,6 +18,9 @@ class Page:
 
     items: list
     next_key: tuple | None
+    # What the page was built from, where the list can tell whether it would be built the
+    # same again (`models.events.list_basis`): kept with its answer (edge/cache.py).
+    basis: bytes | None = None
 
 
 class Filters:

@@ -11,6 +11,7 @@ import datetime as dt
 import random
 import re
 from pathlib import Path
+from unittest.mock import ANY
 
 import orjson
 import pytest
@@ -22,6 +23,8 @@ from edge.cache import KNOWN_URLS, Entry, Keys, LocalEntries
 from edge.state import PublicAnswer
 from models import importing, organisations, tokens
 from models.events import Event
+from models.organisations import Organisation
+from models.venues import Venue
 from models.people import Person
 from models.stamp import CATALOGUE_TABLES
 from tests import api
@@ -136,6 +139,87 @@ def test_a_change_to_the_catalogue_is_visible_at_once(app, client, auth, db, cha
     assert after.headers["etag"] != first.headers["etag"]
 
 
+def test_a_kept_list_a_change_left_as_it_was_is_served_again_once_checked(app, client, auth,
+                                                                          db):
+    """On PostgreSQL (row versions; on SQLite a stale answer is built again)."""
+    EventFactory(title="In Amsterdam")
+    elsewhere = EventFactory(title="In Utrecht", venue__city="Utrecht")
+    first = client.get("/v1/events?city=Amsterdam", headers=auth)
+    db.execute(update(Event).where(Event.id == elsewhere.id).values(title="Renamed"))
+    with api.statements(app.service.engine) as seen:
+        again = client.get("/v1/events?city=Amsterdam", headers=auth)
+    assert read_catalogue(seen)  # checked against the catalogue as it is now
+    assert again.headers["etag"] == first.headers["etag"]
+    assert again.json()["data"] == first.json()["data"]
+    utrecht = client.get("/v1/events?city=Utrecht", headers=auth).json()["data"]
+    assert [event["title"] for event in utrecht] == ["Renamed"]
+    if db.bind.dialect.name != "postgresql":
+        assert again.headers["x-cache"] == "miss"
+        return
+    assert again.headers["x-cache"] == "revalidated"
+    assert again.json()["meta"]["request_id"] != first.json()["meta"]["request_id"]
+    with api.statements(app.service.engine) as seen:
+        assert client.get("/v1/events?city=Amsterdam", headers=auth).headers["x-cache"] == "hit"
+    assert not read_catalogue(seen)  # renewed under the new stamp
+
+
+def _listed_changes(db, listed) -> dict:
+    return {
+        "its title": lambda: db.execute(
+            update(Event).where(Event.id == listed.id).values(title="Renamed")),
+        "deleted": lambda: db.execute(delete(Event).where(Event.id == listed.id)),
+        "another event on the page": lambda: EventFactory(title="Added", venue=listed.venue,
+                                                           start="20:00"),
+        "its venue renamed": lambda: db.execute(
+            update(Venue).where(Venue.id == listed.venue_id).values(name="Renamed Venue")),
+        "its organisation renamed": lambda: db.execute(update(Organisation).where(
+            Organisation.id == listed.organisation_id).values(name="Renamed Organisation")),
+        "its organisation suspended": lambda: db.execute(update(Organisation).where(
+            Organisation.id == listed.organisation_id).values(suspended=True)),
+    }
+
+
+@pytest.mark.parametrize("change", ["its title", "deleted", "another event on the page",
+                                    "its venue renamed", "its organisation renamed",
+                                    "its organisation suspended"])
+def test_a_change_to_what_a_kept_list_shows_builds_it_again_at_once(app, client, auth, db,
+                                                                    change):
+    """On PostgreSQL too, where a list the change left as it was is served again: a change
+    to a listed event, its venue or its organisation, or one that adds or takes an event
+    from the page, is in the very next answer."""
+    listed = EventFactory(title="Listed")
+    first = client.get("/v1/events?city=Amsterdam", headers=auth)
+    assert [event["title"] for event in first.json()["data"]] == ["Listed"]
+    _listed_changes(db, listed)[change]()
+    after = client.get("/v1/events?city=Amsterdam", headers=auth)
+    assert after.headers["x-cache"] == "miss"
+    shown = [(event["title"], event["venue"]["name"], event["organisation"]["name"])
+             for event in after.json()["data"]]
+    assert shown == {
+        "its title": [("Renamed", listed.venue.name, listed.organisation.name)],
+        "deleted": [],
+        "another event on the page": [("Added", listed.venue.name, ANY),
+                                      ("Listed", listed.venue.name, listed.organisation.name)],
+        "its venue renamed": [("Listed", "Renamed Venue", listed.organisation.name)],
+        "its organisation renamed": [("Listed", listed.venue.name, "Renamed Organisation")],
+        "its organisation suspended": [],
+    }[change]
+
+
+def test_a_kept_list_with_facets_is_built_again_after_any_change(app, client, auth, db):
+    """Its counts are of the whole list: a change off its page may change them."""
+    EventFactory(title="First", start="20:00")
+    later = EventFactory(title="Later", start="23:00")
+    faceted = "/v1/events?city=Amsterdam&limit=1&facets=date"
+    before = client.get(faceted, headers=auth).json()["meta"]["facets"]["date"]
+    db.execute(update(Event).where(Event.id == later.id).values(
+        date=later.date + dt.timedelta(days=1), last_date=later.date + dt.timedelta(days=1)))
+    after = client.get(faceted, headers=auth)
+    assert after.headers["x-cache"] == "miss"
+    assert after.json()["data"][0]["title"] == "First"
+    assert after.json()["meta"]["facets"]["date"] != before
+
+
 def test_an_import_is_visible_at_once(client, auth, db):
     before = client.get("/v1/venues?limit=100", headers=auth).json()["data"]
     importing.import_lines(db, lines=EXAMPLE.read_text().splitlines())
@@ -234,8 +318,9 @@ def test_an_answer_of_another_hour_is_not_served(app, client, auth, monkeypatch)
     client.get("/v1/events", headers=auth)
     monkeypatch.setattr(app.service.usage, "clock", lambda: moment + 3600)
     with api.statements(app.service.engine) as seen:
-        client.get("/v1/events", headers=auth)
+        later = client.get("/v1/events", headers=auth)
     assert read_catalogue(seen)
+    assert later.headers["x-cache"] == "miss"  # built again, not checked: its cursor's hour
 
 
 def test_urls_asking_for_the_same_arguments_share_one_kept_answer(app, client, auth):
@@ -317,8 +402,8 @@ def test_a_statement_that_changes_nothing_keeps_the_stamp(db):
     assert stamp_as_if_committed() != stamp
 
 
-def kept(data: bytes) -> Entry:
-    return Entry("s", 1, PublicAnswer(data, b'{"next_cursor":null}', 'W/"t"'))
+def kept(data: bytes, basis: bytes | None = None) -> Entry:
+    return Entry("s", 1, PublicAnswer(data, b'{"next_cursor":null}', 'W/"t"', basis))
 
 
 def test_the_cache_of_a_process_keeps_within_its_bytes_dropping_the_least_used():
@@ -362,13 +447,14 @@ def test_the_cache_of_a_process_keeps_answers_compressed_and_serves_each_as_buil
     assert local.get("/39") is local.get("/39")  # served again as it is, not decompressed
 
 
-def test_an_answer_shared_through_redis_is_compressed_and_comes_back_as_built():
+@pytest.mark.parametrize("basis", [None, bytes(range(16))])
+def test_an_answer_shared_through_redis_is_compressed_and_comes_back_as_built(basis):
     data = page(random.Random(2))
-    shared = kept(data).pack()
+    shared = kept(data, basis).pack()
     assert len(shared) < len(data) / 3
     back = Entry.unpack(shared)
     assert (back.stamp, back.hour, back.answer) == ("s", 1, PublicAnswer(
-        data, b'{"next_cursor":null}', 'W/"t"'))
+        data, b'{"next_cursor":null}', 'W/"t"', basis))
 
 
 def test_a_header_out_of_the_documents_bounds_is_refused_although_the_answer_is_kept(

@@ -227,3 +227,30 @@ def test_a_change_whose_notification_has_not_arrived_is_still_in_the_next_answer
     finally:
         hold.set()
         app.service.close()
+
+
+def test_a_list_a_change_left_as_it_was_is_checked_once_for_both_workers(database, redis_url):
+    """PostgreSQL (row versions): after a change elsewhere, one worker checks the kept list
+    and shares it renewed, the other is served that; a change to what it shows is in the
+    very next answer of both."""
+    url, token = database
+    if not url.startswith("postgresql"):
+        pytest.skip("row versions are PostgreSQL's: on SQLite a stale answer is built again")
+    _agenda(url, "import", EXAMPLE)
+    env = {"AGENDA_DATABASE_URL": url, "AGENDA_SECRET_KEY": "cache",
+           "AGENDA_RATELIMIT_STORAGE": redis_url, "AGENDA_PER_MINUTE": "100000"}
+    headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
+    gent = "/v1/events?city=Gent&from=2026-12-01&limit=7"
+    with agenda_serve(env, workers=2) as base, httpx.Client(base_url=base, headers=headers) as web:
+        kept = [web.get(gent) for _ in range(6)]
+        _sql(url, "UPDATE venues SET name = 'Hangar Zuid' WHERE id = 'hangar-noord'")
+        checked = [web.get(gent) for _ in range(6)]
+        _sql(url, "UPDATE venues SET name = 'De Kade' WHERE id = 'de-kaai'")
+        changed = [web.get(gent) for _ in range(6)]
+    assert [event["id"] for event in kept[0].json()["data"]] == ["sk-2026-12-19",
+                                                                  "sk-2027-02-06"]
+    assert [answer.headers["x-cache"] for answer in checked] == ["revalidated"] + ["hit"] * 5
+    assert {answer.headers["etag"] for answer in kept + checked} == {kept[0].headers["etag"]}
+    assert changed[0].headers["x-cache"] == "miss"
+    assert {event["venue"]["name"] for answer in changed for event in answer.json()["data"]} == {
+        "De Kade"}

@@ -531,3 +531,51 @@ def test_a_page_with_its_genres_is_one_statement(big_agenda):
     if postgres:  # psycopg's values as they come: no column sends every row through Python
         statement = events._statement(frozenset({"city"}), None, False, True)
         assert direct.compiled(statement, big_agenda.bind.dialect).processors is None
+
+
+BASES = {**HOT_FILTERS, "word in a city": events.EventFilters(q="bassline", city="Rotterdam"),
+         "a common word": events.EventFilters(q="venue"),
+         "genre in a city": events.EventFilters(city="Gent", genre="Hardstyle"),
+         "radius around a few venues": events.EventFilters(lat=51.05, lng=3.72, radius_km=3),
+         "radius around many venues": events.EventFilters(lat=52.0, lng=5.0, radius_km=200),
+         "no tickets on sale": events.EventFilters(has_tickets=False, city="Utrecht")}
+
+
+@pytest.fixture
+def row_versions(db):
+    """Skips a test of row versions on SQLite before its agenda is loaded (a minute there)."""
+    if db.bind.dialect.name != "postgresql":
+        pytest.skip("row versions are PostgreSQL's: SQLite's pages have no basis")
+
+
+def test_a_pages_basis_is_read_again_from_its_events_positions_and_versions(row_versions,
+                                                                             big_agenda):
+    """What a page was built from (`Page.basis`) is what `list_basis` reads again, from the
+    same statement's positions and row versions alone, on every walk and on a second page;
+    it follows a change to a listed event (its genres' copy too, written by a trigger) and
+    not one to an event the list does not hold."""
+    past = big_agenda.execute(text(
+        "SELECT id FROM events WHERE date < :long_ago AND end_date IS NULL LIMIT 1"),
+        {"long_ago": TODAY - dt.timedelta(days=60)}).scalar_one()
+    for number, (name, filters) in enumerate(BASES.items()):
+        def built(after=None, filters=filters):
+            return events.list_events(big_agenda, filters=filters, today=TODAY, after=after,
+                                      limit=25)
+
+        def read_again(after=None, filters=filters):
+            return events.list_basis(big_agenda, filters=filters, today=TODAY, after=after,
+                                     limit=25)
+
+        first = built()
+        assert first.items and first.next_key, name
+        assert first.basis is not None and read_again() == first.basis, name
+        after = [first.next_key[0].isoformat(), *first.next_key[1:]]
+        assert read_again(after) == built(after).basis != first.basis, name
+        big_agenda.execute(text("UPDATE events SET title = title || '.' WHERE id = :id"),
+                           {"id": past})
+        assert read_again() == first.basis, name
+        big_agenda.execute(text(
+            "INSERT INTO event_genres (event_id, genre, position, date, start, city_key) "
+            "SELECT event_id, :genre, 5, date, start, city_key FROM event_genres "
+            "WHERE event_id = :id LIMIT 1"), {"id": first.items[-1].id, "genre": f"Extra {number}"})
+        assert read_again() != first.basis, name
