@@ -1,5 +1,6 @@
 -- wrk: GET the paths of a file (one a line, bench/longtail.py), drawn with Zipf exponent s
--- (s = 0: uniformly), and count the answers the response cache had kept (X-Cache: hit).
+-- (s = 0: uniformly), and count the answers the response cache had kept (X-Cache: hit) and
+-- those it served again once checked, stale after a change (X-Cache: revalidated).
 --   wrk -s bench/longtail.lua URL -- PATHS_FILE S
 local threads = {}
 local counter = 0
@@ -20,7 +21,7 @@ function init(args)
   end
   for rank = 1, #paths do cdf[rank] = cdf[rank] / total end
   math.randomseed(number * 7919 + 17)
-  hits, answers = 0, 0
+  hits, revalidated, answers = 0, 0, 0
 end
 
 function request()
@@ -34,14 +35,17 @@ end
 
 function response(status, headers, body)
   answers = answers + 1
-  if headers["x-cache"] == "hit" or headers["X-Cache"] == "hit" then hits = hits + 1 end
+  local cache = headers["x-cache"] or headers["X-Cache"]
+  if cache == "hit" then hits = hits + 1 end
+  if cache == "revalidated" then revalidated = revalidated + 1 end
 end
 
 function done(summary, latency, requests)
-  local kept, total = 0, 0
+  local kept, checked, total = 0, 0, 0
   for _, thread in ipairs(threads) do
     kept = kept + thread:get("hits")
+    checked = checked + thread:get("revalidated")
     total = total + thread:get("answers")
   end
-  io.write(string.format("cache hits: %d of %d\n", kept, total))
+  io.write(string.format("cache hits: %d of %d, revalidated: %d\n", kept, total, checked))
 end

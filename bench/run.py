@@ -21,8 +21,9 @@ demo events (`agenda demo-data`) and serves the service with 2 workers, twice:
   second pages, detail pages, the other lists), drawn by bench/longtail.lua with Zipf
   exponent 1.0 and uniformly; with `--redis URL` again with limits and kept answers in
   that Redis. Its rows give the share of answers the response cache had kept (`hits`):
-  each draw `cold`, from a second after a change to the catalogue (every kept answer
-  stale), then `warm`, after `WARM_SECONDS` more of the same load;
+  the Zipf draw `filling` (nothing of the tail kept yet), then each draw, after
+  `WARM_SECONDS` of it, `cold`, from a second after a change to the catalogue (every
+  kept answer stale), then `warm`, after `WARM_SECONDS` more of the same load;
 - without keeping anything (AGENDA_RESPONSE_CACHE=false): the same filters, the deep
   page and the long tail, every request built (`built`): the cost of a miss; also the
   facet counts (`facets=genre,city,date`) unfiltered and within the organisation with the
@@ -122,10 +123,14 @@ LONG_TAIL_LUA = ROOT / "bench" / "longtail.lua"
 # unmeasured: each worker has then asked for most of the tail and kept what its bound holds
 # (at 100k, a Zipf draw's hits in successive 8 s runs: 78%, 92%, 97%, 97%).
 WARM_SECONDS = 24
-LEGEND = ("hits: the share of answers the response cache had kept (long tail rows); "
-          "long tail, cold: measured from a second after a change to the catalogue (every "
-          "kept answer stale: each worker builds each URL's answer once more, as after every "
-          f"change and at the turn of the hour); warm: after {WARM_SECONDS} s more of the same "
+LEGEND = ("hits: the share of answers the response cache had kept (long tail rows), + the "
+          "share it served again once their check said a change had left them as they were "
+          "(X-Cache: revalidated); "
+          "long tail, filling: the Zipf draw's first seconds, nothing of the tail kept yet "
+          f"(as after a restart); cold: after {WARM_SECONDS} s of the draw, measured from a "
+          "second after a change to the catalogue (every kept answer stale: each worker "
+          "checks or builds each URL's answer once more, as after every change; at the turn "
+          f"of the hour every one is built); warm: after {WARM_SECONDS} s more of the same "
           "load, the catalogue unchanged; "
           "CPU µs/req: utime + stime of the server's processes (uvicorn master and workers, "
           "not PostgreSQL) during the wrk run, per request answered; PG CPU µs/req: the same "
@@ -300,12 +305,13 @@ def wrk(url: str, token: str | None, *, duration: int, connections: int,
     socket_errors = re.search(r"Socket errors: (connect \d+, read \d+, write \d+, "
                               r"timeout \d+)", output)
     not_modified = re.search(r"304 responses: (\d+)", output)
-    hits = re.search(r"cache hits: (\d+) of (\d+)", output)
+    hits = re.search(r"cache hits: (\d+) of (\d+), revalidated: (\d+)", output)
     result = {"rps": rate, "p50": _ms(output, "50%"), "p99": _ms(output, "99%"),
               "requests": requests,
               "socket_errors": socket_errors.group(1) if socket_errors else None,
               "not_modified": int(not_modified.group(1)) if not_modified else None,
-              "hits": int(hits.group(1)) / max(int(hits.group(2)), 1) if hits else None}
+              "hits": int(hits.group(1)) / max(int(hits.group(2)), 1) if hits else None,
+              "revalidated": int(hits.group(3)) / max(int(hits.group(2)), 1) if hits else None}
     if server:
         result["cpu_us"] = spent * 1e6 / requests if requests else None
         result["db_cpu_us"] = database * 1e6 / requests if requests else None
@@ -443,24 +449,30 @@ def service(env: dict, token: str, paths: Path, *, cached: bool,
 
 def long_tail(label: str, token: str, paths: Path, server: subprocess.Popen,
               database_url: str, *, cold_only: bool = False, **options) -> dict:
-    """The long tail's rows on a served service, drawn with Zipf 1.0 and uniformly: each
-    cold, right after a change to the catalogue (every kept answer is stale, so each worker
-    builds each URL's answer once more: what follows every change and the turn of the hour),
-    then warm, after `WARM_SECONDS` more of the same load with the catalogue unchanged (what
-    the cache's bound keeps). `cold_only`: the uniform draw's cold row alone (a service
-    keeping nothing)."""
+    """The long tail's rows on a served service, drawn with Zipf 1.0 and uniformly. The Zipf
+    draw first `filling`, nothing of the tail kept yet (as after a restart). Each draw
+    then, after `WARM_SECONDS` of it (each worker has asked for most of the tail), `cold`:
+    from a second after a change to the catalogue, every kept answer stale, so each worker
+    checks or builds each URL's answer once more (what follows every change; at the turn
+    of the hour every one is built); then `warm`, after `WARM_SECONDS` more of the same load
+    with the catalogue unchanged (what the cache's bound keeps). `cold_only`: the uniform
+    draw's cold row alone (a service keeping nothing)."""
     draws = {"uniform": "0"} if cold_only else {"Zipf 1.0": "1.0", "uniform": "0"}
     rows = {}
     for name, exponent in draws.items():
         measured = functools.partial(wrk, f"http://127.0.0.1:{PORT}", token,
                                      script=LONG_TAIL_LUA, script_args=(str(paths), exponent),
                                      server=server)
+        row = f"{label}: long tail ({LONG_TAIL:,} URLs), {name}"
+        if not cold_only:
+            if not rows:
+                rows[f"{row}, filling"] = measured(warm_up=True, **options)
+            measured(**{**options, "duration": WARM_SECONDS})
         change_catalogue(database_url)
-        rows[f"{label}: long tail ({LONG_TAIL:,} URLs), {name}, cold"] = measured(
-            warm_up=True, **options)
+        rows[f"{row}, cold"] = measured(warm_up=True, **options)
         if not cold_only:
             measured(**{**options, "duration": WARM_SECONDS})
-            rows[f"{label}: long tail ({LONG_TAIL:,} URLs), {name}, warm"] = measured(**options)
+            rows[f"{row}, warm"] = measured(**options)
     return rows
 
 
@@ -655,7 +667,11 @@ def table(rows) -> str:
     for size, body_size, bottom, results in rows:
         for name, result in {f"floor ({body_size:,} B body)": bottom, **results}.items():
             hits = _figure(result.get("hits") and result["hits"] * 100, ".0f")
-            lines.append(f"| {size:,} | {name} | {hits if hits == '–' else hits + ' %'} | "
+            if hits != "–":
+                hits += " %"
+                if result.get("revalidated"):
+                    hits += f" + {result['revalidated'] * 100:.0f} %"
+            lines.append(f"| {size:,} | {name} | {hits} | "
                          f"{result['rps']:.0f} | {result['p50']:.1f} | "
                          f"{result['p99']:.1f} | {_figure(result['cpu_us'], '.0f')} | "
                          f"{_figure(result.get('db_cpu_us'), '.0f')} | "
