@@ -21,9 +21,9 @@ built under. Anything else goes the full way, its admission kept on the request'
 state so that nothing is counted twice, and its answer is kept again; but an entry stale
 by the stamp alone whose handler declared how to read its basis again (`revalidated_by`:
 what the answer was built from, such as a list's events by id and row version) is served
-again, renewed under the new stamp, when that basis is still the one it was built from. Only answers the
-handler marked public (`envelope.public`, which hands its parts over on the request's
-state) are kept; private ones never are. While one request builds an answer the full
+again, renewed under the new stamp, when that basis is still the one it was built from.
+Only answers the handler marked public (`envelope.public`, which hands its parts over on
+the request's state) are kept; private ones never are. While one request builds an answer the full
 way, the process's other requests for the same URL wait for it (up to
 `FOLLOW_SECONDS`) and are served what it kept: a change to the catalogue or the turn
 of the hour costs each popular URL one full path per process, not one per request
