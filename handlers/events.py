@@ -60,13 +60,12 @@ def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, ci
     # The page first: a bad cursor is named with the filters' problems (edge/paging.py).
     page = paging.page(wanted, cursor, secret=settings().secret_key, fetch=lambda after: (
         events.list_events(session(), filters=wanted, today=today(), limit=limit, after=after)))
-    if wanted.facets:
-        counted = {"facets": facet_counts_schema.dump(
-            facet_counts.count(session(), filters=wanted, today=today()))}
-        return envelope.public_page(summaries.dump(page.items), limit=limit,
-                                    next_cursor=page.next_cursor, meta=counted)
+    counted = wanted.facets and {"facets": facet_counts_schema.dump(
+        facet_counts.count(session(), filters=wanted, today=today()))}
+    # Counts of the whole list: a change off the page may change them (no basis).
     return envelope.public_page(summaries.dump(page.items), limit=limit,
-                                next_cursor=page.next_cursor, basis=page.basis)
+                                next_cursor=page.next_cursor, meta=counted or None,
+                                basis=None if counted else page.basis)
 
 
 def get_event(id_: str):

@@ -406,7 +406,7 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     is first told rare or common by its share (models/words.py).
     """
     postgres = session.get_bind().dialect.name == "postgresql"
-    page = _page(session, filters, today, after, limit, postgres, versions=False)
+    page = _page(session, filters, today, after, limit, postgres=postgres, versions=False)
     return Page(items=[_summary(row) for row in page.items], next_key=page.next_key,
                 basis=_basis(page) if postgres else None)
 
@@ -420,11 +420,11 @@ def list_basis(session: Session, *, filters: EventFilters, today: dt.date,
     rendering its events (edge/cache.py). None on SQLite (no row versions)."""
     if session.get_bind().dialect.name != "postgresql":
         return None
-    return _basis(_page(session, filters, today, after, limit, True, versions=True))
+    return _basis(_page(session, filters, today, after, limit, postgres=True, versions=True))
 
 
 def _page(session: Session, filters: EventFilters, today: dt.date, after: list | None,
-          limit: int, postgres: bool, *, versions: bool) -> Page:
+          limit: int, *, postgres: bool, versions: bool) -> Page:
     """The rows of the page (`_statement`'s) of `list_events`, with `versions` theirs alone."""
     filters.check()
     given = shape(filters)[0]
