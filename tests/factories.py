@@ -11,7 +11,7 @@ from factory.alchemy import SQLAlchemyModelFactory
 
 from models.artists import Artist
 from models.db import new_id, now
-from models import festivals
+from models import facets, festivals
 from models.events import Event, EventArtist, EventGenre, denormalize
 from models.organisations import Organisation
 from models.people import Mark, Membership, Person
@@ -308,3 +308,28 @@ def settled(connection) -> None:
     if dialect.name == "postgresql":
         connection.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
         connection.execute(text("SET CONSTRAINTS ALL DEFERRED"))
+
+
+def kept_counts(connection) -> set[tuple]:
+    """Every kept count of events (models/facets.py), by day and by month."""
+    return {tuple(row) for table in ("event_day_counts", "event_month_counts")
+            for row in connection.execute(text(f"SELECT '{table}', * FROM {table}"))}
+
+
+def recounted_counts(connection) -> set[tuple]:
+    """The counts made afresh from the events, as the migration fills them."""
+    dialect = connection.get_bind().dialect.name if hasattr(connection, "get_bind") else \
+        connection.dialect.name
+    renamed = {"event_day_counts": "recount_days", "event_month_counts": "recount_months"}
+    for table, copy in renamed.items():
+        connection.execute(text(f"CREATE TEMPORARY TABLE {copy} AS SELECT * FROM {table} "
+                                "WHERE 1 = 0"))
+    for statement in facets.recount_all(dialect):
+        for table, copy in renamed.items():
+            statement = statement.replace(table, copy)
+        connection.execute(text(statement))
+    found = {(table, *row) for table, copy in renamed.items()
+             for row in connection.execute(text(f"SELECT * FROM {copy}"))}
+    for copy in renamed.values():
+        connection.execute(text(f"DROP TABLE {copy}"))
+    return found

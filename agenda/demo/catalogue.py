@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from sqlalchemy import JSON, func, insert, select, text
 from sqlalchemy.orm import Session
 
-from models import calendar
+from models import calendar, facets
 from models.artists import Artist
 from models.records import TIMEZONES, event_copies
 from models.events import Event, EventArtist, EventGenre
@@ -342,19 +342,23 @@ def add_rows(session: Session, table, rows: list[dict], *, seed: int, present: d
 
 
 def _rebuilds(session: Session, *, events: int, seed: int) -> bool:
-    """Whether loading `events` events of `seed` goes without indexes (see `_loading`)."""
-    if session.get_bind().dialect.name != "postgresql" or events < REBUILD_FROM:
+    """Whether loading `events` events of `seed` is a bulk load (see `_loading`): at least as
+    many new events as are there, and on PostgreSQL at least `REBUILD_FROM`."""
+    postgres = session.get_bind().dialect.name == "postgresql"
+    if postgres and events < REBUILD_FROM:
         return False
     there = session.scalar(select(func.count()).select_from(Event).where(
         Event.id.like(f"{prefix_of(seed)}evt-%")))
     new = events - there
-    return new >= REBUILD_FROM and new >= session.scalar(select(func.count()).select_from(Event))
+    return new >= (REBUILD_FROM if postgres else 1) \
+        and new >= session.scalar(select(func.count()).select_from(Event))
 
 
 @contextlib.contextmanager
 def _loading(session: Session, *, events: int, seed: int):
-    """Around a load: on PostgreSQL, a large one goes without the event tables' secondary
-    indexes and foreign keys, which are made again at the end.
+    """Around a bulk load (`_rebuilds`): on SQLite, the day counts are counted once at its
+    end (`facets.counted_at_the_end`); on PostgreSQL, the event tables go without their
+    secondary indexes and foreign keys, which are made again at the end.
 
     That is PostgreSQL's advice for populating a database: one sort per index and
     one join per key instead of a lookup per row (on a million events, most of the
@@ -364,6 +368,10 @@ def _loading(session: Session, *, events: int, seed: int):
     """
     if not _rebuilds(session, events=events, seed=seed):
         yield
+        return
+    if session.get_bind().dialect.name != "postgresql":
+        with facets.counted_at_the_end(session):
+            yield
         return
     connection = session.connection()
     tables = {"tables": list(_REBUILT)}

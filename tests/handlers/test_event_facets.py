@@ -201,7 +201,7 @@ def test_the_kept_counts_follow_every_change_to_the_agenda(client, auth, db):
     counted = EVENTS.page(client, auth, facets="genre,date")["meta"]["facets"]
     assert counted == {"genre": [{"value": "Disco", "count": 1}],
                        "date": [{"value": day(4).isoformat(), "count": 1}]}
-    assert _kept(db) == _recounted(db)
+    assert factories.kept_counts(db) == factories.recounted_counts(db)
 
 
 def test_an_organisations_counts_follow_its_events_whoever_moves_them(client, auth, db):
@@ -216,32 +216,7 @@ def test_an_organisations_counts_follow_its_events_whoever_moves_them(client, au
                               organisation_id=organisation.id)["meta"]["facets"]
         assert counted == {"genre": [{"value": genre, "count": 1}],
                            "date": [{"value": moment.isoformat(), "count": 1}]}
-    assert _kept(db) == _recounted(db)
-
-
-def _kept(connection) -> set[tuple]:
-    """Every kept count, by day and by month."""
-    return {tuple(row) for table in ("event_day_counts", "event_month_counts")
-            for row in connection.execute(text(f"SELECT '{table}', * FROM {table}"))}
-
-
-def _recounted(connection) -> set[tuple]:
-    """The counts made afresh from the events, as the migration fills them."""
-    dialect = connection.get_bind().dialect.name if hasattr(connection, "get_bind") else \
-        connection.dialect.name
-    renamed = {"event_day_counts": "recount_days", "event_month_counts": "recount_months"}
-    for table, copy in renamed.items():
-        connection.execute(text(f"CREATE TEMPORARY TABLE {copy} AS SELECT * FROM {table} "
-                                "WHERE 1 = 0"))
-    for statement in facets.recount_all(dialect):
-        for table, copy in renamed.items():
-            statement = statement.replace(table, copy)
-        connection.execute(text(statement))
-    found = {(table, *row) for table, copy in renamed.items()
-             for row in connection.execute(text(f"SELECT * FROM {copy}"))}
-    for copy in renamed.values():
-        connection.execute(text(f"DROP TABLE {copy}"))
-    return found
+    assert factories.kept_counts(db) == factories.recounted_counts(db)
 
 
 @pytest.mark.parametrize("change", [
@@ -278,7 +253,7 @@ def test_a_change_read_from_an_event_another_transaction_moves_counts_its_new_da
         mover.join(timeout=30)
         assert not mover.is_alive()
     with engine.begin() as connection:
-        assert _kept(connection) == _recounted(connection)
+        assert factories.kept_counts(connection) == factories.recounted_counts(connection)
         assert connection.execute(text("SELECT date, listed_genres FROM events WHERE id = :id"),
                                   {"id": moved}).one() == (
             day(3), ["Techno"] if change.startswith("UPDATE organisations") else ["Disco"])
@@ -334,7 +309,7 @@ def test_concurrent_committing_writers_leave_exact_counts(committing, db):
     for thread in threads:
         thread.join()
     with engine.begin() as connection:
-        assert _kept(connection) == _recounted(connection)
+        assert factories.kept_counts(connection) == factories.recounted_counts(connection)
         assert connection.scalar(text("SELECT count(*) FROM event_counts_pending")) == 0
 
 

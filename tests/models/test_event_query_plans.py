@@ -14,7 +14,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy import insert, text
 
 from adapters import direct
-from models import events, words
+from models import events, facets, words
 from models.artists import Artist
 from models.events import Event, EventGenre
 from models.venues import Venue
@@ -63,17 +63,28 @@ def big_agenda(db):
         genre_rows.append({"event_id": f"e{i:06d}", "genre": GENRES[i % len(GENRES)],
                            "position": 0, "date": date, "start": start,
                            "city_key": venue["city_key"]})
-    # In statements of a few hundred rows: each is one statement under the request deadline,
-    # and on SQLite each row's trigger counts its day afresh.
-    for table, table_rows in ((Event, rows), (EventGenre, genre_rows)):
-        for start in range(0, len(table_rows), 500):
-            db.execute(insert(table), table_rows[start:start + 500])
+    # In statements of a few hundred rows, each under the request deadline; on SQLite the
+    # days counted once at the end, as a bulk load of the demo data does.
+    with facets.counted_at_the_end(db):
+        for table, table_rows in ((Event, rows), (EventGenre, genre_rows)):
+            for start in range(0, len(table_rows), 500):
+                db.execute(insert(table), table_rows[start:start + 500])
     if db.bind.dialect.name == "postgresql":
         db.execute(text("ANALYZE venues, events, event_genres"))
         words.forget()  # this transaction's sample of the events' words, not an earlier one's
     else:
         db.execute(text("ANALYZE"))
     return db
+
+
+@pytest.fixture
+def postgres(db):
+    """Skips a test of what PostgreSQL alone has (its plan cache, its statistics' histogram,
+    its trigram index, its row versions) on SQLite, before the test's agenda is loaded (over
+    a minute there on a slow machine): named before `big_agenda`."""
+    if db.bind.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL's own: SQLite has no plan cache, histogram of words, trigram "
+                    "index nor row versions")
 
 
 def _run(session, filters: events.EventFilters) -> list[tuple[str, tuple]]:
@@ -223,7 +234,7 @@ def _plan_counts(session) -> tuple[int, int]:
         "AND statement NOT LIKE '%pg_prepared_statements%'")).one())
 
 
-def test_lists_are_planned_once_unless_their_values_decide_the_plan(big_agenda):
+def test_lists_are_planned_once_unless_their_values_decide_the_plan(postgres, big_agenda):
     """Planned for its values, a city's page at a million events took 1.2-1.6 ms to plan
     and 0.8-2.3 to run; planned once, it walks the same index. So does a price's page (it
     has no index), a radius's few venues, and a word alone, whose share (estimated from
@@ -231,8 +242,6 @@ def test_lists_are_planned_once_unless_their_values_decide_the_plan(big_agenda):
     value took ~1.5 ms at a million events. A word with a filter that walks its own index
     is planned for its values: the word's share decides between that walk and the trigram
     index."""
-    if big_agenda.bind.dialect.name != "postgresql":
-        pytest.skip("SQLite has no plan cache")
     made = {}
     for name, filters in [*((name, HOT_FILTERS[name]) for name in PLANNED_ONCE),
                           ("q in a city", WORD_IN_A_CITY)]:
@@ -249,14 +258,13 @@ def test_lists_are_planned_once_unless_their_values_decide_the_plan(big_agenda):
     assert big_agenda.execute(text("SHOW plan_cache_mode")).scalar_one() == "force_custom_plan"
 
 
-def test_a_radius_around_its_few_venues_reads_the_suspended_organisations_once(big_agenda):
+def test_a_radius_around_its_few_venues_reads_the_suspended_organisations_once(postgres,
+                                                                             big_agenda):
     """Planned once, a radius's page walks each of its few venues' events and checks each
     row's organisation against the suspended ones, read once for the statement: not an
     anti-join of the organisations run again in every venue's walk, which a generic plan
     made a scan of the organisations for every row walked (780 for 10 km around Amsterdam
     in the demo agenda of 10k events: 1.8 ms of the page's 2.2)."""
-    if big_agenda.bind.dialect.name != "postgresql":
-        pytest.skip("SQLite has no plan cache")
     statement, parameters = _run(big_agenda, HOT_FILTERS["radius"])[-1]
     cursor = big_agenda.connection().connection.driver_connection.cursor()
     cursor.execute(f"PREPARE listed AS {statement}")
@@ -272,12 +280,11 @@ def test_a_radius_around_its_few_venues_reads_the_suspended_organisations_once(b
                if node.get("Join Type") == "Anti"), plan
 
 
-def test_a_radius_around_more_venues_than_it_names_is_planned_once(big_agenda, monkeypatch):
+def test_a_radius_around_more_venues_than_it_names_is_planned_once(postgres, big_agenda,
+                                                                   monkeypatch):
     """Around more venues than `NEAR_VENUES_AT_MOST` a radius's page walks the agenda's
     order with the distance, whatever the radius: planned once, without a scan of the
     table."""
-    if big_agenda.bind.dialect.name != "postgresql":
-        pytest.skip("SQLite has no plan cache")
     monkeypatch.setattr(events, "NEAR_VENUES_AT_MOST", 5)  # 10 km around Amsterdam: 10
     radius = HOT_FILTERS["radius"]
     before = _plan_counts(big_agenda)
@@ -290,9 +297,7 @@ def test_a_radius_around_more_venues_than_it_names_is_planned_once(big_agenda, m
     assert ("Index Only Scan", "ix_events_order") in _scans(plans[-1]), plans[-1]
 
 
-def test_a_list_planned_once_walks_an_index_whatever_its_values(big_agenda):
-    if big_agenda.bind.dialect.name != "postgresql":
-        pytest.skip("SQLite has no plan cache")
+def test_a_list_planned_once_walks_an_index_whatever_its_values(postgres, big_agenda):
     scanned = {name: plan for name in PLANNED_ONCE
                for plan in _generic_plans(big_agenda, HOT_FILTERS[name])
                if "events" in _seq_scans(plan) or "Index" not in plan}
@@ -353,7 +358,8 @@ def test_a_radius_around_a_few_venues_reads_their_events_and_lists_the_same(big_
         assert ("Index Scan", "pk_events") in walks, walks
 
 
-def test_a_words_share_of_the_events_is_estimated_from_a_histogram_of_3000_keys(big_agenda):
+def test_a_words_share_of_the_events_is_estimated_from_a_histogram_of_3000_keys(postgres,
+                                                                               big_agenda):
     """PostgreSQL estimates `search_key LIKE '%word%'` by the share of its histogram's entries
     holding the word (at least 0.01%). With the default 100 entries, a word of 0.01% to 1%
     of the events is estimated at 0.01% or, where an entry happens to hold it, at 1% or
@@ -363,8 +369,6 @@ def test_a_words_share_of_the_events_is_estimated_from_a_histogram_of_3000_keys(
     that walk read the index alone (0020: `q=nevelveld`, 93 events, 85 ms instead of 2);
     with 3,000 (0020) the estimate is near the word's share, and a rare word is read
     through the trigram index."""
-    if big_agenda.bind.dialect.name != "postgresql":
-        pytest.skip("SQLite plans without a histogram of search keys")
     assert big_agenda.execute(text(
         "SELECT attstattarget FROM pg_attribute WHERE attrelid = 'events'::regclass "
         "AND attname = 'search_key'")).scalar_one() == 3000
@@ -434,12 +438,10 @@ def test_a_word_alone_is_read_the_way_its_share_makes_cheaper_planned_once(big_a
                 assert _listed(big_agenda, events.EventFilters(q=word)) == expected, rare
 
 
-def test_a_words_share_follows_the_events_once_the_sample_is_read_again(big_agenda,
-                                                                       monkeypatch):
+def test_a_words_share_follows_the_events_once_the_sample_is_read_again(postgres, big_agenda,
+                                                                        monkeypatch):
     """A worker keeps PostgreSQL's sample of the events' words `SAMPLE_KEPT_SECONDS` and
     then reads it again: a word that became common is then walked for."""
-    if big_agenda.bind.dialect.name != "postgresql":
-        pytest.skip("SQLite has no trigram index to choose")
     assert words.rare(big_agenda, "stormvogel", 26)
     big_agenda.execute(text("UPDATE events SET search_key = search_key || ' stormvogel' "
                             "WHERE right(id, 1)::int % 5 = 0"))  # 20% of the events
@@ -481,14 +483,14 @@ def test_a_city_and_a_genre_walk_the_genre_in_the_city_and_list_the_same(big_age
     city and probing each event's genres read 4,435 events for 101: 26 ms warm; 1.8).
     Every page lists what the city, the genre and the order alone select."""
     # A genre's events a statement, each under the request deadline (on SQLite each row's
-    # triggers write its event's copy of its genres and count its day: all 8,750 in one
-    # statement took over a minute on a slow machine).
-    for genre in GENRES:
-        if genre != "Techno":
-            big_agenda.execute(text(
-                "INSERT INTO event_genres (event_id, genre, position, date, start, city_key) "
-                "SELECT event_id, 'Techno', 1, date, start, city_key FROM event_genres "
-                "WHERE genre = :genre"), {"genre": genre})
+    # triggers write its event's copy of its genres; the days counted once at the end).
+    with facets.counted_at_the_end(big_agenda):
+        for genre in GENRES:
+            if genre != "Techno":
+                big_agenda.execute(text(
+                    "INSERT INTO event_genres (event_id, genre, position, date, start, "
+                    "city_key) SELECT event_id, 'Techno', 1, date, start, city_key "
+                    "FROM event_genres WHERE genre = :genre"), {"genre": genre})
     factories.settled(big_agenda)
     big_agenda.execute(text("ANALYZE events, event_genres" if
                             big_agenda.bind.dialect.name == "postgresql" else "ANALYZE"))
@@ -546,14 +548,7 @@ BASES = {**HOT_FILTERS, "word in a city": events.EventFilters(q="bassline", city
          "no tickets on sale": events.EventFilters(has_tickets=False, city="Utrecht")}
 
 
-@pytest.fixture
-def row_versions(db):
-    """Skips a test of row versions on SQLite before its agenda is loaded (a minute there)."""
-    if db.bind.dialect.name != "postgresql":
-        pytest.skip("row versions are PostgreSQL's: SQLite's pages have no basis")
-
-
-def test_a_pages_basis_is_read_again_from_its_events_positions_and_versions(row_versions,
+def test_a_pages_basis_is_read_again_from_its_events_positions_and_versions(postgres,
                                                                              big_agenda):
     """What a page was built from (`Page.basis`) is what `list_basis` reads again, from the
     same statement's positions and row versions alone, on every walk and on a second page;

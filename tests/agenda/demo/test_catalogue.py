@@ -12,6 +12,7 @@ from models.genres import GENRES
 from models.organisations import Organisation
 from models.releases import Release
 from models.venues import Venue
+from tests import factories
 
 TODAY = dt.date(2026, 11, 25)
 GENRE_NAMES = {name for name, _group in GENRES}
@@ -169,6 +170,43 @@ def test_has_events_tells_whether_the_agenda_is_empty(db):
     assert demo_data.has_events(db) == (count() > 0)
     demo_data.add_demo_data(db, events=100, seed=14, today=TODAY)
     assert demo_data.has_events(db) and count() >= 100
+
+
+def test_a_load_leaves_the_counts_a_recount_gives_and_later_writes_are_counted(db,
+                                                                              monkeypatch):
+    """The kept day and month counts (models/facets.py) after a load are those a recount
+    of the events gives, and what is written afterwards is counted as it is written. On
+    SQLite a load of at least as many events as are there goes without the counts' row
+    triggers (each counted its row's day and month afresh) and counts every day once at
+    its end; the triggers are then back as they were."""
+    sqlite = db.get_bind().dialect.name == "sqlite"
+    triggers = text("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
+                    "AND name GLOB 'event_days_*' ORDER BY name")
+    before = db.execute(triggers).all() if sqlite else None
+    during = []
+    insert = demo_data._insert
+
+    def watched_insert(session, table, rows):
+        if sqlite and table.name in ("events", "event_genres"):
+            during.append(len(session.execute(triggers).all()))
+        insert(session, table, rows)
+
+    monkeypatch.setattr(demo_data, "_insert", watched_insert)
+    demo_data.add_demo_data(db, events=400, seed=16, today=TODAY)
+    factories.settled(db)
+    assert factories.kept_counts(db) == factories.recounted_counts(db)
+    if sqlite:
+        # The agenda's events written without them, the demo organisation's nights after
+        # the load with them.
+        assert before and during[0] == 0 and during[-1] == len(before), during
+        assert db.execute(triggers).all() == before
+    # Afterwards each write counts its day at once again.
+    counted = len(factories.kept_counts(db))
+    factories.bind(db)
+    factories.EventFactory(date=TODAY + dt.timedelta(days=700), genre_names=["Techno"])
+    factories.settled(db)
+    kept = factories.kept_counts(db)
+    assert len(kept) > counted and kept == factories.recounted_counts(db)
 
 
 def test_a_large_load_on_postgresql_gets_its_indexes_and_keys_back(db, monkeypatch):
