@@ -68,6 +68,13 @@ def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, ci
                                 basis=None if counted else page.basis)
 
 
+def _detail_basis(id_: str) -> bytes | None:
+    """What `get_event` would build its answer from now (`models.events.event_detail_basis`)."""
+    return events.event_detail_basis(session(), id_)
+
+
+@revalidated_by(_detail_basis)
 def get_event(id_: str):
     """One event by id or slug, with its bill, set times and maps."""
-    return envelope.public(detail.dump(events.event_detail(session(), id_)))
+    found = events.event_detail(session(), id_)
+    return envelope.public(detail.dump(found.detail), basis=found.basis)

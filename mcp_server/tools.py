@@ -223,7 +223,7 @@ def search_events(
       answers="get_event")
 def get_event(ctx: Context, id: Annotated[Id, Field(description="Event id or slug.")]) -> Answer:
     with opened(ctx, "read") as call:
-        return call.public(EventDetailSchema().dump(events.event_detail(call.session, id)))
+        return call.public(EventDetailSchema().dump(events.event_detail(call.session, id).detail))
 
 
 @tool("read", "Drink-token prices",

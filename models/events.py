@@ -796,21 +796,41 @@ _LINEUP = (select(_act.artist_id, _act.name, _act.position).where(_act.event_id 
 def _detail(postgres: bool) -> Select:
     """The statement of `event_detail`: the event with its venue's and organisation's
     references and its genres (its copies), and on PostgreSQL its bill in its order
-    (SQLite reads that in one more)."""
+    (SQLite reads that in one more) and the versions it was read at (`_detail_versions`)."""
     # psycopg answers JSON parsed: a list of [artist_id, name, position] per act.
     lineup = select(func.json_agg(postgresql.aggregate_order_by(
         func.json_build_array(_act.artist_id, _act.name, _act.position), _act.position),
         type_=NullType())).where(_act.event_id == _event.id)
     detail = (select(*_EVENT_COLUMNS[:_GENRES_AT], _genre_names(_event.listed_genres, postgres),
                      *(_event[name] for name in _DETAIL_FIELDS),
-                     (lineup.scalar_subquery() if postgres else null()).label("lineup"))
-              .where(or_(_event.id == bindparam("key"), _event.slug == bindparam("key")),
-                     PUBLIC)
+                     (lineup.scalar_subquery() if postgres else null()).label("lineup"),
+                     *(_detail_versions() if postgres else ()))
+              .where(_DETAIL_KEY, PUBLIC)
               .limit(1))
     return planned_once(detail)  # by one of two unique keys: the same plan for any
 
 
-def event_detail(session: Session, key: str) -> EventDetail:
+_DETAIL_KEY = or_(_event.id == bindparam("key"), _event.slug == bindparam("key"))
+
+
+def _detail_versions() -> tuple:
+    """An event's detail is its row's columns and its acts' rows: their versions (PostgreSQL,
+    `_VERSION`; the acts' in the bill's order) are what it was built from."""
+    acts = select(func.array_agg(postgresql.aggregate_order_by(literal_column(
+        "event_artists.xmin::text || event_artists.ctid::text"), _act.position),
+        type_=NullType())).where(_act.event_id == _event.id)
+    return _event.id.label("detail_id"), _VERSION, acts.scalar_subquery().label("acts")
+
+
+class Detailed(NamedTuple):
+    """An event's detail (`event_detail`), and on PostgreSQL what it was built from
+    (`event_detail_basis`): kept with its answer (edge/cache.py)."""
+
+    detail: EventDetail
+    basis: bytes | None
+
+
+def event_detail(session: Session, key: str) -> Detailed:
     """The public event (`PUBLIC`) with this id or slug as its detail shows it; `NotFound`
     otherwise. One statement on PostgreSQL (its bill in it), two on SQLite."""
     postgres = session.get_bind().dialect.name == "postgresql"
@@ -820,8 +840,33 @@ def event_detail(session: Session, key: str) -> EventDetail:
     row = found[0]
     lineup = (row.lineup or ()) if postgres else session_rows(session, _LINEUP, {"id": row.id})
     description, *rest = row[_DETAIL_AT:_DETAIL_AT + len(_DETAIL_FIELDS)]
-    return EventDetail(*_summary(row), description,
-                       tuple(LineupEntry(*act) for act in lineup), *rest)
+    return Detailed(EventDetail(*_summary(row), description,
+                                tuple(LineupEntry(*act) for act in lineup), *rest),
+                    _detail_basis(row) if postgres else None)
+
+
+def event_detail_basis(session: Session, key: str) -> bytes | None:
+    """What `event_detail` would build the detail of `key` from now, as its
+    `Detailed.basis`: the event's row version and its acts', read by the same key and rule
+    without their columns, so that a detail kept while the catalogue changed (elsewhere) is
+    known to be built the same again (edge/cache.py). When no public event has the key, a
+    basis no detail has. None on SQLite (no row versions)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return None
+    found = session_rows(session, _DETAIL_BASIS, {"key": key})
+    return _detail_basis(found[0] if found else None)
+
+
+_DETAIL_BASIS = planned_once(select(*_detail_versions()).where(_DETAIL_KEY, PUBLIC).limit(1))
+
+
+def _detail_basis(row) -> bytes:
+    """A digest of an event's detail's versions (`_detail_versions`), or of none."""
+    if row is None:
+        return hashlib.blake2b(b"none", digest_size=16).digest()
+    acts = ",".join(row.acts or ())
+    return hashlib.blake2b(f"{row.detail_id}\x1f{row.version}\x1f{acts}".encode(),
+                           digest_size=16).digest()
 
 
 def get_event(session: Session, key: str) -> Event:

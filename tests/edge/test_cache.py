@@ -22,14 +22,15 @@ from agenda.app import create_app
 from edge.cache import KNOWN_URLS, Entry, Keys, LocalEntries
 from edge.state import PublicAnswer
 from models import importing, organisations, tokens
-from models.events import Event
+from models.events import Event, EventArtist, EventGenre
 from models.organisations import Organisation
 from models.venues import Venue
 from models.people import Person
 from models.stamp import CATALOGUE_TABLES
 from tests import api
 from tests.conftest import APP_SETTINGS
-from tests.factories import EventFactory, OrganisationFactory, PersonFactory, settled
+from tests.factories import (ArtistFactory, EventFactory, OrganisationFactory, PersonFactory,
+                             settled)
 from tests.servers import committed, drop_database, migrated_database
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "example-import.jsonl"
@@ -218,6 +219,95 @@ def test_a_kept_list_with_facets_is_built_again_after_any_change(app, client, au
     assert after.headers["x-cache"] == "miss"
     assert after.json()["data"][0]["title"] == "First"
     assert after.json()["meta"]["facets"]["date"] != before
+
+
+def test_a_kept_detail_a_change_left_as_it_was_is_served_again_once_checked(app, client,
+                                                                            auth, db):
+    """On PostgreSQL an event's detail is kept with its basis too (its row's and its acts'
+    versions); on SQLite a stale one is built again."""
+    shown = EventFactory(title="Shown", acts=[ArtistFactory(name="Ida")])
+    elsewhere = EventFactory(title="Elsewhere", acts=[ArtistFactory(name="Jan")])
+    first = client.get(f"/v1/events/{shown.slug}", headers=auth)
+    db.execute(update(Event).where(Event.id == elsewhere.id).values(title="Renamed"))
+    db.execute(update(EventArtist).where(EventArtist.event_id == elsewhere.id)
+               .values(name="Jan Renamed"))
+    with api.statements(app.service.engine) as seen:
+        again = client.get(f"/v1/events/{shown.slug}", headers=auth)
+    assert read_catalogue(seen)  # checked against the catalogue as it is now
+    assert again.headers["etag"] == first.headers["etag"]
+    assert again.json()["data"] == first.json()["data"]
+    assert client.get(f"/v1/events/{elsewhere.id}", headers=auth).json()["data"]["lineup"][0][
+        "name"] == "Jan Renamed"
+    if db.bind.dialect.name != "postgresql":
+        assert again.headers["x-cache"] == "miss"
+        return
+    assert again.headers["x-cache"] == "revalidated"
+    with api.statements(app.service.engine) as seen:
+        assert client.get(f"/v1/events/{shown.slug}", headers=auth).headers["x-cache"] == "hit"
+    assert not read_catalogue(seen)  # renewed under the new stamp
+
+
+def _detail_changes(db, shown) -> dict:
+    """The changes to a listed event (`_listed_changes`) that its detail shows too, and
+    those to its bill and its genres."""
+    acts = update(EventArtist).where(EventArtist.event_id == shown.id)
+    changes = _listed_changes(db, shown)
+    del changes["another event on the page"]
+    return changes | {
+        "an act's billed name": lambda: db.execute(
+            acts.where(EventArtist.position == 1).values(name="Sim")),
+        "its bill reordered": lambda: db.execute(acts.values(position=1 - EventArtist.position)),
+        "an act added": lambda: db.add(EventArtist(
+            event_id=shown.id, artist_id=ArtistFactory(name="Noa").id, name="Noa",
+            position=2, date=shown.date)),
+        "an act removed": lambda: db.execute(delete(EventArtist).where(
+            EventArtist.event_id == shown.id, EventArtist.position == 1)),
+        "its genres": lambda: db.execute(update(EventGenre).where(
+            EventGenre.event_id == shown.id).values(genre="Disco")),
+    }
+
+
+@pytest.mark.parametrize("change", ["its title", "an act's billed name", "its bill reordered",
+                                    "an act added", "an act removed", "its genres",
+                                    "its venue renamed", "its organisation renamed",
+                                    "its organisation suspended", "deleted"])
+def test_a_change_to_what_a_kept_detail_shows_is_in_the_next_answer(app, client, auth, db,
+                                                                    change):
+    """On PostgreSQL too, where a detail the change left as it was is served again: a change
+    to the event, its bill, its genres, its venue or its organisation is in the very next
+    answer, by id and by slug."""
+    shown = EventFactory(title="Shown", acts=[ArtistFactory(name="Ida"),
+                                              ArtistFactory(name="Jan")])
+    for key in (shown.id, shown.slug):
+        assert client.get(f"/v1/events/{key}", headers=auth).status_code == 200
+    _detail_changes(db, shown)[change]()
+    db.flush()
+    for key in (shown.id, shown.slug):
+        after = client.get(f"/v1/events/{key}", headers=auth)
+        if change in ("its organisation suspended", "deleted"):
+            assert after.status_code == 404
+            continue
+        assert after.headers["x-cache"] == "miss"
+        data = after.json()["data"]
+        assert (data["title"], [(act["name"], act["order"]) for act in data["lineup"]],
+                data["genres"], data["venue"]["name"], data["organisation"]["name"]) == {
+            "its title": ("Renamed", [("Ida", 0), ("Jan", 1)], ["Techno"], shown.venue.name,
+                          shown.organisation.name),
+            "an act's billed name": ("Shown", [("Ida", 0), ("Sim", 1)], ["Techno"],
+                                     shown.venue.name, shown.organisation.name),
+            "its bill reordered": ("Shown", [("Jan", 0), ("Ida", 1)], ["Techno"],
+                                   shown.venue.name, shown.organisation.name),
+            "an act added": ("Shown", [("Ida", 0), ("Jan", 1), ("Noa", 2)], ["Techno"],
+                             shown.venue.name, shown.organisation.name),
+            "an act removed": ("Shown", [("Ida", 0)], ["Techno"], shown.venue.name,
+                               shown.organisation.name),
+            "its genres": ("Shown", [("Ida", 0), ("Jan", 1)], ["Disco"], shown.venue.name,
+                           shown.organisation.name),
+            "its venue renamed": ("Shown", [("Ida", 0), ("Jan", 1)], ["Techno"],
+                                  "Renamed Venue", shown.organisation.name),
+            "its organisation renamed": ("Shown", [("Ida", 0), ("Jan", 1)], ["Techno"],
+                                         shown.venue.name, "Renamed Organisation"),
+        }[change]
 
 
 def test_an_import_is_visible_at_once(client, auth, db):

@@ -2,9 +2,10 @@
 
 import pytest
 from marshmallow.experimental.context import Context
-from sqlalchemy import text
+from sqlalchemy import text, update
 
 from models import events
+from models.events import Event, EventArtist
 from openapi.schemas.events import EventDetailSchema
 from tests import api
 from tests.api import day
@@ -352,7 +353,35 @@ def test_the_detail_is_one_statement_on_postgresql(db):
     round trip and one planning a miss); SQLite reads the bill in one more."""
     event = EventFactory(acts=[ArtistFactory()], genre_names=["Techno", "House"])
     with api.statements(db.get_bind().engine) as statements:
-        detail = events.event_detail(db, event.id)
+        detail = events.event_detail(db, event.id).detail
     postgres = db.get_bind().dialect.name == "postgresql"
     assert len(statements) == (1 if postgres else 2), statements
     assert detail.genre_names == ("Techno", "House") and len(detail.lineup) == 1
+
+
+def test_a_details_basis_is_read_again_from_its_rows_versions(db):
+    """What a detail was built from (`Detailed.basis`: the event's row version and its
+    acts') is what `event_detail_basis` reads again by id or slug, in one statement; it
+    follows a change to the event or its bill and not one to another event. On SQLite
+    neither has one (no row versions)."""
+    event = EventFactory(acts=[ArtistFactory(), ArtistFactory()])
+    other = EventFactory(acts=[ArtistFactory()])
+    built = events.event_detail(db, event.slug).basis
+    if db.get_bind().dialect.name != "postgresql":
+        assert built is None and events.event_detail_basis(db, event.id) is None
+        return
+    with api.statements(db.get_bind().engine) as statements:
+        assert events.event_detail_basis(db, event.id) == built
+    assert len(statements) == 1, statements
+    assert events.event_detail_basis(db, event.slug) == built
+    db.execute(update(Event).where(Event.id == other.id).values(title="Other"))
+    db.execute(update(EventArtist).where(EventArtist.event_id == other.id).values(name="X"))
+    assert events.event_detail_basis(db, event.id) == built
+    db.execute(update(EventArtist).where(EventArtist.event_id == event.id,
+                                         EventArtist.position == 1).values(name="Y"))
+    changed = events.event_detail_basis(db, event.id)
+    assert changed != built and changed == events.event_detail(db, event.id).basis
+    db.execute(update(Event).where(Event.id == event.id).values(title="Z"))
+    assert events.event_detail_basis(db, event.id) not in (built, changed)
+    missing = events.event_detail_basis(db, "no-such-event")
+    assert missing not in (built, changed) and missing == events.event_detail_basis(db, "none")
