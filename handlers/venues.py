@@ -1,6 +1,7 @@
 """GET /venues and GET /venues/{id}: where events happen."""
 
 from edge import paging
+from edge.cache import revalidated_by
 from edge.context import session, settings
 from handlers import envelope
 from models import venues
@@ -20,6 +21,13 @@ def list_venues(limit: int, cursor=None, city=None, q=None, with_events=None):
                                 next_cursor=page.next_cursor)
 
 
+def _detail_basis(id_: str) -> bytes | None:
+    """What `get_venue` would build its answer from now (`models.venues.venue_basis`)."""
+    return venues.venue_basis(session(), id_, today=today())
+
+
+@revalidated_by(_detail_basis)
 def get_venue(id_: str):
     """One venue with its practical profile and number of upcoming events."""
-    return envelope.public(detail.dump(venues.get_venue(session(), id_, today=today())))
+    profile = venues.get_venue(session(), id_, today=today())
+    return envelope.public(detail.dump(profile), basis=profile.basis)

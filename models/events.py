@@ -15,7 +15,6 @@ import datetime as dt
 
 import dataclasses
 import functools
-import hashlib
 import math
 from typing import NamedTuple
 
@@ -31,7 +30,7 @@ from adapters.direct import planned_once, session_rows
 from models import words
 from models.db import Base, Timestamp, among
 from models.errors import BadRequest, NotFound
-from models.paging import (Filters, Page, keyset_rows, keyset_statement, keyset_union,
+from models.paging import (Filters, Page, basis_of, keyset_rows, keyset_statement, keyset_union,
                            position_params)
 from models.organisations import Organisation
 from models.text import fold, like_pattern
@@ -445,12 +444,10 @@ def _page(session: Session, filters: EventFilters, today: dt.date, after: list |
 
 
 def _basis(page: Page) -> bytes:
-    """A digest of a page of rows with their `version`: each row's id and version in order,
+    """The basis of a page of rows with their `version`: each row's id and version in order,
     and whether a page follows."""
-    digest = hashlib.blake2b(b"more" if page.next_key is not None else b"last", digest_size=16)
-    for row in page.items:
-        digest.update(f"{row.id}\x1f{row.version}\x1e".encode())
-    return digest.digest()
+    return basis_of(page.next_key is not None,
+                    *(f"{row.id}\x1e{row.version}" for row in page.items))
 
 
 # A radius search around at most this many venues also names them (`near_venues`): from a
@@ -861,12 +858,10 @@ _DETAIL_BASIS = planned_once(select(*_detail_versions()).where(_DETAIL_KEY, PUBL
 
 
 def _detail_basis(row) -> bytes:
-    """A digest of an event's detail's versions (`_detail_versions`), or of none."""
+    """The basis of an event's detail: its versions (`_detail_versions`), or none."""
     if row is None:
-        return hashlib.blake2b(b"none", digest_size=16).digest()
-    acts = ",".join(row.acts or ())
-    return hashlib.blake2b(f"{row.detail_id}\x1f{row.version}\x1f{acts}".encode(),
-                           digest_size=16).digest()
+        return basis_of(None)
+    return basis_of(row.detail_id, row.version, *(row.acts or ()))
 
 
 def get_event(session: Session, key: str) -> Event:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -21,6 +22,12 @@ class Page:
     # What the page was built from, where the list can tell whether it would be built the
     # same again (`models.events.list_basis`): kept with its answer (edge/cache.py).
     basis: bytes | None = None
+
+
+def basis_of(*parts: object) -> bytes:
+    """A basis (what an answer was built from: `Page.basis`, edge/cache.py) as a digest of
+    `parts` (ids, row versions, counts, in order)."""
+    return hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=16).digest()
 
 
 class Filters:

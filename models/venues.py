@@ -8,13 +8,13 @@ import functools
 from typing import Any
 
 from sqlalchemy import (JSON, Float, Index, Integer, Select, String, Text, bindparam, exists,
-                        func, select)
+                        func, literal_column, select)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from adapters.direct import planned_once, session_rows
 from models.db import Base, Timestamp
 from models.errors import NotFound
-from models.paging import Filters, Page, keyset_page
+from models.paging import Filters, Page, basis_of, keyset_page
 from models.text import fold, like_pattern
 
 # The keys of `facts` (decisions.md); an absent key is unknown.
@@ -71,6 +71,8 @@ class VenueProfile:
 
     venue: Any
     upcoming_events: int
+    # What it was built from (`venue_basis`, PostgreSQL): kept with its answer (edge/cache.py).
+    basis: bytes | None = None
 
     @property
     def known_facts(self) -> dict:
@@ -135,23 +137,54 @@ def list_venues(session: Session, *, filters: VenueFilters, today: dt.date,
 def get_venue(session: Session, venue_id: str, *, today: dt.date) -> VenueProfile:
     """The venue with this id and its number of upcoming events; `NotFound` otherwise. One
     statement of plain rows, planned once (not the mapped `Venue` and a count of its own:
-    ~2 ms of a worker's CPU a request at a million events)."""
-    found = session_rows(session, _detail(), {"id": venue_id, "today": today,
-                                              "span_from": running_since(today)})
+    ~2 ms of a worker's CPU a request at a million events). On PostgreSQL with its basis."""
+    postgres = session.get_bind().dialect.name == "postgresql"
+    found = session_rows(session, _detail(postgres=postgres), _detail_params(venue_id, today))
     if not found:
         raise NotFound("venue", venue_id)
-    return VenueProfile(venue=found[0], upcoming_events=found[0].upcoming_events)
+    return VenueProfile(venue=found[0], upcoming_events=found[0].upcoming_events,
+                        basis=_basis(found[0]) if postgres else None)
+
+
+def venue_basis(session: Session, venue_id: str, *, today: dt.date) -> bytes | None:
+    """What `get_venue` would build the venue's profile from now, as its
+    `VenueProfile.basis`: the venue's row version and the number of its upcoming events,
+    read by the same statement without the venue's columns (edge/cache.py). When no venue
+    has the id, a basis no profile has. None on SQLite (no row versions)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return None
+    found = session_rows(session, _detail(postgres=True, versions=True),
+                         _detail_params(venue_id, today))
+    return _basis(found[0] if found else None)
+
+
+def _detail_params(venue_id: str, today: dt.date) -> dict:
+    return {"id": venue_id, "today": today, "span_from": running_since(today)}
+
+
+# A venue's row version (PostgreSQL), as an event's (models/events.py `_VERSION`): with the
+# number of its upcoming events, what its profile was built from.
+_VERSION = literal_column("venues.xmin::text || venues.ctid::text").label("version")
+
+
+def _basis(row) -> bytes:
+    """The basis of a venue's profile: its id, version and upcoming events, or none."""
+    return basis_of(None) if row is None else basis_of(row.id, row.version,
+                                                        row.upcoming_events)
 
 
 @functools.cache
-def _detail() -> Select:
-    """A venue's columns and the number of its upcoming events (`upcoming`, with the day and
-    the span's first day as parameters), by the venue's id: the same plan for any."""
+def _detail(*, postgres: bool, versions: bool = False) -> Select:
+    """A venue's columns (with `versions`, its id alone) and the number of its upcoming events
+    (`upcoming`, with the day and the span's first day as parameters), by the venue's id:
+    the same plan for any; on PostgreSQL its row's version too."""
     # models.events imports this module for its `venue` relationship.
     from models.events import Event
 
     coming = select(func.count(Event.id)).where(
         Event.venue_id == Venue.id, *upcoming(bindparam("today"), bindparam("span_from"))
     ).scalar_subquery()
-    return planned_once(select(*Venue.__table__.c, coming.label("upcoming_events"))
+    columns = [Venue.__table__.c.id] if versions else list(Venue.__table__.c)
+    return planned_once(select(*columns, *([_VERSION] if postgres else []),
+                               coming.label("upcoming_events"))
                         .where(Venue.id == bindparam("id")))

@@ -310,6 +310,57 @@ def test_a_change_to_what_a_kept_detail_shows_is_in_the_next_answer(app, client,
         }[change]
 
 
+def test_a_kept_venue_a_change_left_as_it_was_is_served_again_once_checked(app, client,
+                                                                           auth, db):
+    """On PostgreSQL a venue's profile is kept with its basis (its row's version and the
+    number of its upcoming events); on SQLite a stale one is built again."""
+    shown = EventFactory(title="At the venue").venue
+    elsewhere = EventFactory(title="Elsewhere")
+    first = client.get(f"/v1/venues/{shown.id}", headers=auth)
+    db.execute(update(Event).where(Event.id == elsewhere.id).values(title="Renamed"))
+    db.execute(update(Venue).where(Venue.id == elsewhere.venue_id).values(name="Renamed"))
+    again = client.get(f"/v1/venues/{shown.id}", headers=auth)
+    assert again.headers["etag"] == first.headers["etag"]
+    assert again.json()["data"] == first.json()["data"]
+    assert again.headers["x-cache"] == (
+        "revalidated" if db.bind.dialect.name == "postgresql" else "miss")
+
+
+@pytest.mark.parametrize("change", ["its name", "an event added", "its event deleted",
+                                    "its event moved to the past",
+                                    "its event's organisation suspended", "deleted"])
+def test_a_change_to_what_a_kept_venue_shows_is_in_the_next_answer(app, client, auth, db,
+                                                                   change):
+    """On PostgreSQL too: a change to the venue or to the number of its upcoming events
+    (an event added, deleted, gone by, hidden by its organisation's suspension) is in the
+    very next answer."""
+    event = EventFactory(title="At the venue")
+    venue = event.venue
+    assert client.get(f"/v1/venues/{venue.id}", headers=auth).json()["data"][
+        "upcoming_events"] == 1
+    {"its name": lambda: db.execute(
+        update(Venue).where(Venue.id == venue.id).values(name="Renamed Venue")),
+     "an event added": lambda: EventFactory(venue=venue),
+     "its event deleted": lambda: db.execute(delete(Event).where(Event.id == event.id)),
+     "its event moved to the past": lambda: db.execute(update(Event).where(
+         Event.id == event.id).values(date=dt.date(2020, 1, 1), last_date=dt.date(2020, 1, 1))),
+     "its event's organisation suspended": lambda: db.execute(update(Organisation).where(
+         Organisation.id == event.organisation_id).values(suspended=True)),
+     "deleted": lambda: (db.execute(delete(Event).where(Event.id == event.id)),
+                         db.execute(delete(Venue).where(Venue.id == venue.id))),
+     }[change]()
+    after = client.get(f"/v1/venues/{venue.id}", headers=auth)
+    if change == "deleted":
+        assert after.status_code == 404
+        return
+    assert after.headers["x-cache"] == "miss"
+    data = after.json()["data"]
+    assert (data["name"], data["upcoming_events"]) == {
+        "its name": ("Renamed Venue", 1), "an event added": (venue.name, 2),
+        "its event deleted": (venue.name, 0), "its event moved to the past": (venue.name, 0),
+        "its event's organisation suspended": (venue.name, 0)}[change]
+
+
 def test_an_import_is_visible_at_once(client, auth, db):
     before = client.get("/v1/venues?limit=100", headers=auth).json()["data"]
     importing.import_lines(db, lines=EXAMPLE.read_text().splitlines())

@@ -1,7 +1,10 @@
 """GET /venues and GET /venues/{id}: filters, order, paging and the practical profile."""
 
 import pytest
+from sqlalchemy import update
 
+from models import venues
+from models.events import Event
 from tests import api
 from tests.api import SITE, day
 from tests.factories import EventFactory, VenueFactory
@@ -168,3 +171,28 @@ def test_detail_of_a_missing_venue_is_404(client, auth):
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
     assert response.json()["meta"]["request_id"]
+
+
+def test_a_profiles_basis_is_read_again_from_its_row_and_its_count(db):
+    """What a venue's profile was built from (`VenueProfile.basis`: its row version and the
+    number of its upcoming events) is what `venue_basis` reads again, in one statement; it
+    follows a change to the venue or to its count, not one to another venue's event. On
+    SQLite neither has one (no row versions)."""
+    event = EventFactory()
+    other = EventFactory()
+    built = venues.get_venue(db, event.venue_id, today=day(0)).basis
+    if db.get_bind().dialect.name != "postgresql":
+        assert built is None and venues.venue_basis(db, event.venue_id, today=day(0)) is None
+        return
+    with api.statements(db.get_bind().engine) as statements:
+        assert venues.venue_basis(db, event.venue_id, today=day(0)) == built
+    assert len(statements) == 1, statements
+    db.execute(update(Event).where(Event.id == other.id).values(title="Other"))
+    assert venues.venue_basis(db, event.venue_id, today=day(0)) == built
+    EventFactory(venue=event.venue)
+    counted = venues.venue_basis(db, event.venue_id, today=day(0))
+    assert counted != built
+    assert counted == venues.get_venue(db, event.venue_id, today=day(0)).basis
+    assert venues.venue_basis(db, event.venue_id, today=day(9)) != counted  # gone by then
+    missing = venues.venue_basis(db, "no-such-venue", today=day(0))
+    assert missing not in (built, counted)
