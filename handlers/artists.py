@@ -1,6 +1,7 @@
 """GET /artists and GET /artists/{id}: who plays."""
 
 from edge import paging
+from edge.cache import revalidated_by
 from edge.context import session, settings
 from handlers import envelope
 from models import artists
@@ -20,6 +21,13 @@ def list_artists(limit: int, cursor=None, q=None, genre=None, country=None):
                                 next_cursor=page.next_cursor)
 
 
+def _detail_basis(id_: str) -> bytes | None:
+    """What `get_artist` would build its answer from now (`models.artists.artist_basis`)."""
+    return artists.artist_basis(session(), id_, today=today())
+
+
+@revalidated_by(_detail_basis)
 def get_artist(id_: str):
     """One artist with bio, links, releases and next dates."""
-    return envelope.public(detail.dump(artists.get_artist(session(), id_, today=today())))
+    profile = artists.get_artist(session(), id_, today=today())
+    return envelope.public(detail.dump(profile), basis=profile.basis)

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Index, String, Text, bindparam, func, select
+from sqlalchemy import JSON, Boolean, Index, Select, String, Text, bindparam, func, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from adapters.direct import planned_once, session_rows
 from models.db import Base, Timestamp
 from models.errors import NotFound
-from models.events import upcoming_for_artist
-from models.paging import Filters, Page, keyset_page
+from models.events import upcoming_basis_for_artist, upcoming_for_artist
+from models.paging import Filters, Page, basis_of, keyset_page, row_version
 from models.text import fold, like_pattern
 
 
@@ -63,6 +64,8 @@ class ArtistProfile:
     artist: Any
     releases: list
     upcoming_events: list
+    # What it was built from (`artist_basis`, PostgreSQL): kept with its answer (edge/cache.py).
+    basis: bytes | None = None
 
     def __getattr__(self, name):
         return getattr(self.artist, name)
@@ -85,15 +88,53 @@ def list_artists(session: Session, *, filters: ArtistFilters, after: list | None
 
 def get_artist(session: Session, artist_id: str, *, today: dt.date) -> ArtistProfile:
     """The artist with this id, its releases and next dates; `NotFound` otherwise. Plain
-    rows, each statement planned once (not the mapped `Artist` and its releases)."""
+    rows, each statement planned once (not the mapped `Artist` and its releases). On
+    PostgreSQL with its basis: each statement's rows with their versions."""
     # models.releases imports this module for the credits' `artist`.
     from models.releases import releases_of
 
-    found = session_rows(session, _BY_ID, {"id": artist_id})
+    postgres = session.get_bind().dialect.name == "postgresql"
+    found = session_rows(session, _by_id(postgres=postgres, versions=False), {"id": artist_id})
     if not found:
         raise NotFound("artist", artist_id)
-    return ArtistProfile(artist=found[0], releases=releases_of(session, artist_id),
-                         upcoming_events=upcoming_for_artist(session, artist_id, today=today))
+    releases = releases_of(session, artist_id)
+    upcoming = upcoming_for_artist(session, artist_id, today=today)
+    return ArtistProfile(artist=found[0], releases=releases, upcoming_events=upcoming.items,
+                         basis=_basis(found[0], releases, upcoming.basis) if postgres else None)
 
 
-_BY_ID = planned_once(select(*Artist.__table__.c).where(Artist.__table__.c.id == bindparam("id")))
+def artist_basis(session: Session, artist_id: str, *, today: dt.date) -> bytes | None:
+    """What `get_artist` would build the artist's profile from now, as its
+    `ArtistProfile.basis`: the artist's row version, its releases' ids and versions and its
+    next dates' page's basis, read by the same statements without their columns
+    (edge/cache.py). When no artist has the id, a basis no profile has. None on SQLite (no
+    row versions)."""
+    from models.releases import releases_of
+
+    if session.get_bind().dialect.name != "postgresql":
+        return None
+    found = session_rows(session, _by_id(postgres=True, versions=True), {"id": artist_id})
+    if not found:
+        return basis_of(None)
+    return _basis(found[0], releases_of(session, artist_id, versions=True),
+                  upcoming_basis_for_artist(session, artist_id, today=today))
+
+
+def _basis(artist, releases: list, upcoming: bytes) -> bytes:
+    """The basis of an artist's profile: its row, its releases' and its next dates' page's."""
+    return basis_of(artist.id, artist.version, upcoming.hex(),
+                    *(f"{release.id}\x1e{release.version}" for release in releases))
+
+
+_artist = Artist.__table__.c
+
+
+@functools.cache
+def _by_id(*, postgres: bool, versions: bool) -> Select:
+    """The artist's columns (with `versions`, its id alone), on PostgreSQL with its row's
+    version, by its id: planned once."""
+    columns = [_artist.id] if versions else list(_artist)
+    return planned_once(select(*columns, *([row_version("artists").label("version")]
+                                           if postgres else []))
+                        .where(_artist.id == bindparam("id")))
+

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Float, ForeignKey,
                         Index, Integer, Select, String, Text, and_, bindparam,
-                        all_, func, literal_column, not_, null, or_, select, text, true,
+                        all_, func, not_, null, or_, select, text, true,
                         type_coerce, union_all)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
@@ -31,7 +31,7 @@ from models import words
 from models.db import Base, Timestamp, among
 from models.errors import BadRequest, NotFound
 from models.paging import (Filters, Page, basis_of, keyset_rows, keyset_statement, keyset_union,
-                           position_params)
+                           position_params, row_version)
 from models.organisations import Organisation
 from models.text import fold, like_pattern
 from models.venues import Venue
@@ -379,13 +379,9 @@ def _summaries(page, postgres: bool) -> Select:
             .order_by(page.c.date, page.c.start, page.c.id))
 
 
-# A row's version (PostgreSQL): the transaction that wrote the event's current row and where
-# that row lies, which every change to it replaces, whoever makes it (a request, an import,
-# the triggers that keep its copies of its genres, venue and organisation, an operator's
-# SQL); the place too, since a transaction that changes a row twice writes both versions
-# with its own id. A page's summaries are its rows' columns alone, so the same rows at the
-# same versions are the same page (`list_basis`).
-_VERSION = literal_column("events.xmin::text || events.ctid::text").label("version")
+# An event's row version (PostgreSQL, `row_version`): a page's summaries are its rows'
+# columns alone, so the same rows at the same versions are the same page (`list_basis`).
+_VERSION = row_version("events").label("version")
 
 
 def list_events(session: Session, *, filters: EventFilters, today: dt.date,
@@ -813,9 +809,9 @@ _DETAIL_KEY = or_(_event.id == bindparam("key"), _event.slug == bindparam("key")
 def _detail_versions() -> tuple:
     """An event's detail is its row's columns and its acts' rows: their versions (PostgreSQL,
     `_VERSION`; the acts' in the bill's order) are what it was built from."""
-    acts = select(func.array_agg(postgresql.aggregate_order_by(literal_column(
-        "event_artists.xmin::text || event_artists.ctid::text"), _act.position),
-        type_=NullType())).where(_act.event_id == _event.id)
+    acts = select(func.array_agg(postgresql.aggregate_order_by(
+        row_version("event_artists"), _act.position), type_=NullType())).where(
+        _act.event_id == _event.id)
     return _event.id.label("detail_id"), _VERSION, acts.scalar_subquery().label("acts")
 
 
@@ -875,11 +871,18 @@ def get_event(session: Session, key: str) -> Event:
 
 
 def upcoming_for_artist(session: Session, artist_id: str, *, today: dt.date,
-                        limit: int = 10) -> list[EventSummary]:
-    """The artist's next approved events in NL and BE (from today), soonest first."""
-    page = list_events(session, filters=EventFilters(artist_id=artist_id), today=today,
+                        limit: int = 10) -> Page:
+    """The artist's next approved events in NL and BE (from today), soonest first: a page of
+    `EventSummary`, with its basis on PostgreSQL (`upcoming_basis_for_artist`)."""
+    return list_events(session, filters=EventFilters(artist_id=artist_id), today=today,
                        after=None, limit=limit)
-    return page.items
+
+
+def upcoming_basis_for_artist(session: Session, artist_id: str, *, today: dt.date,
+                              limit: int = 10) -> bytes | None:
+    """What `upcoming_for_artist` would build its page from now (`list_basis`)."""
+    return list_basis(session, filters=EventFilters(artist_id=artist_id), today=today,
+                      after=None, limit=limit)
 
 
 def get_own_event(session: Session, key: str, *, organisation_id: str) -> Event:

@@ -7,7 +7,8 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from sqlalchemy import Integer, Select, bindparam, select, tuple_, union_all
+from sqlalchemy import (Integer, Select, bindparam, literal_column, select, tuple_,
+                        union_all)
 from sqlalchemy.orm import Session
 
 from adapters.direct import session_rows
@@ -22,6 +23,16 @@ class Page:
     # What the page was built from, where the list can tell whether it would be built the
     # same again (`models.events.list_basis`): kept with its answer (edge/cache.py).
     basis: bytes | None = None
+
+
+def row_version(table: str):
+    """A row's version (PostgreSQL) as SQL over `table`: the transaction that wrote its
+    current row and where that row lies, which every change to it replaces, whoever makes
+    it (a request, an import, the triggers that keep an event's copies of its genres, venue
+    and organisation, an operator's SQL); the place too, since a transaction that changes a
+    row twice writes both versions with its own id. An answer made of rows' columns alone
+    is built the same again from the same rows at the same versions (its basis)."""
+    return literal_column(f"{table}.xmin::text || {table}.ctid::text")
 
 
 def basis_of(*parts: object) -> bytes:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 
-from sqlalchemy import (Date, ForeignKey, Index, Integer, String, and_, bindparam, exists, func,
-                        select)
+from sqlalchemy import (Date, ForeignKey, Index, Integer, Select, String, and_, bindparam, exists,
+                        func, select)
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from adapters.direct import planned_once, session_rows
@@ -14,7 +15,7 @@ from models.artists import Artist
 from models.db import Base, Timestamp
 from models.errors import BadRequest
 from models.events import MAX_SPAN_DAYS, Event, EventArtist
-from models.paging import Filters, Page, keyset_page
+from models.paging import Filters, Page, keyset_page, row_version
 from models.venues import Venue, upcoming
 
 RELEASE_TYPES = ("single", "ep", "album")
@@ -88,19 +89,28 @@ class RadarRelease:
         return getattr(self.release, name)
 
 
-def releases_of(session: Session, artist_id: str) -> list:
+def releases_of(session: Session, artist_id: str, *, versions: bool = False) -> list:
     """Every release crediting the artist, newest first (release date, then id): rows of the
     release's columns (a discography needs titles and dates, not mapped releases with their
-    credits)."""
-    return session_rows(session, _DISCOGRAPHY, {"artist_id": artist_id})
+    credits), on PostgreSQL with each row's `version`; with `versions`, the id and version
+    alone (what an artist's profile was built from: `models.artists.artist_basis`)."""
+    postgres = session.get_bind().dialect.name == "postgresql"
+    return session_rows(session, _discography(postgres=postgres, versions=versions),
+                        {"artist_id": artist_id})
 
 
 _release, _credit = Release.__table__.c, ReleaseArtist.__table__.c
-# Through the credits' index by artist, whatever the artist: planned once.
-_DISCOGRAPHY = planned_once(
-    select(*_release).join(ReleaseArtist.__table__, and_(
-        _credit.release_id == _release.id, _credit.artist_id == bindparam("artist_id")))
-    .order_by(_release.release_date.desc(), _release.id.desc()))
+
+
+@functools.cache
+def _discography(*, postgres: bool, versions: bool) -> Select:
+    """Through the credits' index by artist, whatever the artist: planned once."""
+    columns = [_release.id] if versions else list(_release)
+    return planned_once(
+        select(*columns, *([row_version("releases").label("version")] if postgres else []))
+        .join(ReleaseArtist.__table__, and_(_credit.release_id == _release.id,
+                                            _credit.artist_id == bindparam("artist_id")))
+        .order_by(_release.release_date.desc(), _release.id.desc()))
 
 
 def _upcoming_bookings(today: dt.date):

@@ -8,13 +8,13 @@ import functools
 from typing import Any
 
 from sqlalchemy import (JSON, Float, Index, Integer, Select, String, Text, bindparam, exists,
-                        func, literal_column, select)
+                        func, select)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from adapters.direct import planned_once, session_rows
 from models.db import Base, Timestamp
 from models.errors import NotFound
-from models.paging import Filters, Page, basis_of, keyset_page
+from models.paging import Filters, Page, basis_of, keyset_page, row_version
 from models.text import fold, like_pattern
 
 # The keys of `facts` (decisions.md); an absent key is unknown.
@@ -162,9 +162,9 @@ def _detail_params(venue_id: str, today: dt.date) -> dict:
     return {"id": venue_id, "today": today, "span_from": running_since(today)}
 
 
-# A venue's row version (PostgreSQL), as an event's (models/events.py `_VERSION`): with the
-# number of its upcoming events, what its profile was built from.
-_VERSION = literal_column("venues.xmin::text || venues.ctid::text").label("version")
+# A venue's row version (PostgreSQL, `row_version`): with the number of its upcoming
+# events, what its profile was built from.
+_VERSION = row_version("venues").label("version")
 
 
 def _basis(row) -> bytes:

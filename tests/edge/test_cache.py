@@ -22,15 +22,17 @@ from agenda.app import create_app
 from edge.cache import KNOWN_URLS, Entry, Keys, LocalEntries
 from edge.state import PublicAnswer
 from models import importing, organisations, tokens
+from models.artists import Artist
 from models.events import Event, EventArtist, EventGenre
 from models.organisations import Organisation
 from models.venues import Venue
 from models.people import Person
+from models.releases import Release, ReleaseArtist
 from models.stamp import CATALOGUE_TABLES
 from tests import api
 from tests.conftest import APP_SETTINGS
 from tests.factories import (ArtistFactory, EventFactory, OrganisationFactory, PersonFactory,
-                             settled)
+                             ReleaseFactory, settled)
 from tests.servers import committed, drop_database, migrated_database
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "example-import.jsonl"
@@ -316,10 +318,17 @@ def test_a_kept_venue_a_change_left_as_it_was_is_served_again_once_checked(app, 
     number of its upcoming events); on SQLite a stale one is built again."""
     shown = EventFactory(title="At the venue").venue
     elsewhere = EventFactory(title="Elsewhere")
-    first = client.get(f"/v1/venues/{shown.id}", headers=auth)
-    db.execute(update(Event).where(Event.id == elsewhere.id).values(title="Renamed"))
-    db.execute(update(Venue).where(Venue.id == elsewhere.venue_id).values(name="Renamed"))
-    again = client.get(f"/v1/venues/{shown.id}", headers=auth)
+    _served_again_once_checked(client, auth, db, f"/v1/venues/{shown.id}", lambda: (
+        db.execute(update(Event).where(Event.id == elsewhere.id).values(title="Renamed")),
+        db.execute(update(Venue).where(Venue.id == elsewhere.venue_id).values(name="Renamed"))))
+
+
+def _served_again_once_checked(client, auth, db, path: str, change) -> None:
+    """`path`'s answer, kept, then asked again after `change` (which leaves it as it was):
+    the same answer, checked and served again on PostgreSQL, built again on SQLite."""
+    first = client.get(path, headers=auth)
+    change()
+    again = client.get(path, headers=auth)
     assert again.headers["etag"] == first.headers["etag"]
     assert again.json()["data"] == first.json()["data"]
     assert again.headers["x-cache"] == (
@@ -359,6 +368,73 @@ def test_a_change_to_what_a_kept_venue_shows_is_in_the_next_answer(app, client, 
         "its name": ("Renamed Venue", 1), "an event added": (venue.name, 2),
         "its event deleted": (venue.name, 0), "its event moved to the past": (venue.name, 0),
         "its event's organisation suspended": (venue.name, 0)}[change]
+
+
+def test_a_kept_artist_a_change_left_as_it_was_is_served_again_once_checked(app, client,
+                                                                            auth, db):
+    """On PostgreSQL an artist's profile is kept with its basis (its row's version, its
+    releases' and its next dates' page's); on SQLite a stale one is built again."""
+    shown, other = ArtistFactory(name="Ida"), ArtistFactory(name="Jan")
+    ReleaseFactory(title="Ida's", credits=[shown])
+    EventFactory(title="With Ida", acts=[shown])
+    elsewhere = EventFactory(title="With Jan", acts=[other])
+    ReleaseFactory(title="Jan's", credits=[other])
+    _served_again_once_checked(client, auth, db, f"/v1/artists/{shown.id}", lambda: (
+        db.execute(update(Event).where(Event.id == elsewhere.id).values(title="Renamed")),
+        db.execute(update(Artist).where(Artist.id == other.id).values(bio="Renamed"))))
+
+
+@pytest.mark.parametrize("change", ["its bio", "a release's title", "a release added",
+                                    "a credit removed", "its event's title",
+                                    "an event added", "its event's venue renamed",
+                                    "its event's organisation suspended", "deleted"])
+def test_a_change_to_what_a_kept_artist_shows_is_in_the_next_answer(app, client, auth, db,
+                                                                    change):
+    """On PostgreSQL too: a change to the artist, its releases or its next dates is in the
+    very next answer."""
+    artist = ArtistFactory(name="Ida", bio="Before")
+    release = ReleaseFactory(title="First", credits=[artist])
+    event = EventFactory(title="With Ida", acts=[artist])
+    assert client.get(f"/v1/artists/{artist.id}", headers=auth).status_code == 200
+    {"its bio": lambda: db.execute(
+        update(Artist).where(Artist.id == artist.id).values(bio="After")),
+     "a release's title": lambda: db.execute(
+        update(Release).where(Release.id == release.id).values(title="Renamed")),
+     "a release added": lambda: ReleaseFactory(
+        title="Second", credits=[artist], release_date=dt.date.today()),
+     "a credit removed": lambda: db.execute(delete(ReleaseArtist).where(
+         ReleaseArtist.release_id == release.id)),
+     "its event's title": lambda: db.execute(
+        update(Event).where(Event.id == event.id).values(title="Renamed")),
+     "an event added": lambda: EventFactory(title="Again", acts=[artist], start="20:00"),
+     "its event's venue renamed": lambda: db.execute(
+        update(Venue).where(Venue.id == event.venue_id).values(name="Renamed Venue")),
+     "its event's organisation suspended": lambda: db.execute(update(Organisation).where(
+         Organisation.id == event.organisation_id).values(suspended=True)),
+     "deleted": lambda: (db.execute(delete(Event).where(Event.id == event.id)),
+                         db.execute(delete(ReleaseArtist).where(
+                             ReleaseArtist.artist_id == artist.id)),
+                         db.execute(delete(Artist).where(Artist.id == artist.id))),
+     }[change]()
+    after = client.get(f"/v1/artists/{artist.id}", headers=auth)
+    if change == "deleted":
+        assert after.status_code == 404
+        return
+    assert after.headers["x-cache"] == "miss"
+    data = after.json()["data"]
+    shown = (data["bio"], [release["title"] for release in data["releases"]],
+             [(event["title"], event["venue"]["name"]) for event in data["upcoming_events"]])
+    venue = event.venue.name
+    assert shown == {
+        "its bio": ("After", ["First"], [("With Ida", venue)]),
+        "a release's title": ("Before", ["Renamed"], [("With Ida", venue)]),
+        "a release added": ("Before", ["Second", "First"], [("With Ida", venue)]),
+        "a credit removed": ("Before", [], [("With Ida", venue)]),
+        "its event's title": ("Before", ["First"], [("Renamed", venue)]),
+        "an event added": ("Before", ["First"], [("Again", ANY), ("With Ida", venue)]),
+        "its event's venue renamed": ("Before", ["First"], [("With Ida", "Renamed Venue")]),
+        "its event's organisation suspended": ("Before", ["First"], []),
+    }[change]
 
 
 def test_an_import_is_visible_at_once(client, auth, db):

@@ -3,7 +3,11 @@
 import datetime as dt
 
 import pytest
+from sqlalchemy import update
 
+from models import artists
+from models.events import Event
+from models.releases import Release
 from tests import api
 from tests.api import SITE, day
 from tests.factories import ArtistFactory, EventFactory, ReleaseFactory
@@ -175,3 +179,31 @@ def test_detail_of_a_missing_artist_is_404(client, auth):
     response = client.get("/v1/artists/nope", headers=auth)
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_a_profiles_basis_is_read_again_from_its_rows_versions(db):
+    """What an artist's profile was built from (`ArtistProfile.basis`: its row's version,
+    its releases' and its next dates' page's) is what `artist_basis` reads again; it follows
+    a change to the artist, a release, its next dates, not one to another artist's event.
+    On SQLite neither has one (no row versions)."""
+    artist, other = ArtistFactory(), ArtistFactory()
+    release = ReleaseFactory(credits=[artist])
+    EventFactory(acts=[artist])
+    elsewhere = EventFactory(acts=[other])
+    built = artists.get_artist(db, artist.id, today=day(0)).basis
+    if db.get_bind().dialect.name != "postgresql":
+        assert built is None and artists.artist_basis(db, artist.id, today=day(0)) is None
+        return
+    assert artists.artist_basis(db, artist.id, today=day(0)) == built
+    db.execute(update(Event).where(Event.id == elsewhere.id).values(title="Other"))
+    assert artists.artist_basis(db, artist.id, today=day(0)) == built
+    seen = {built}
+    for change in (lambda: db.execute(update(Release).where(Release.id == release.id)
+                                      .values(title="Renamed")),
+                   lambda: EventFactory(acts=[artist], start="20:00")):
+        change()
+        now = artists.artist_basis(db, artist.id, today=day(0))
+        assert now not in seen and now == artists.get_artist(db, artist.id, today=day(0)).basis
+        seen.add(now)
+    assert artists.artist_basis(db, artist.id, today=day(9)) not in seen  # gone by then
+    assert artists.artist_basis(db, "no-such-artist", today=day(0)) not in seen
