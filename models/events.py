@@ -20,8 +20,8 @@ from typing import NamedTuple
 
 from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Float, ForeignKey,
                         Index, Integer, Select, String, Text, and_, bindparam,
-                        all_, func, not_, null, or_, select, text, true,
-                        type_coerce, union_all)
+                        all_, func, not_, null, or_, select, text, true, type_coerce,
+                        union_all)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from sqlalchemy.types import NullType
