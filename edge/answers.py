@@ -23,6 +23,12 @@ def envelope(data: bytes, request_id: str, meta: bytes = b"{}") -> bytes:
     return b"".join((_DATA, data, _REQUEST_ID, *_tail(request_id, meta)))
 
 
+def without_request_id(data: bytes, meta: bytes = b"{}") -> bytes:
+    """`{"data": ..., "meta": {**meta}}`: the envelope of an answer that is not HTTP's, with
+    no request id of its own (an MCP tool's result, mcp_server/tools.py)."""
+    return b"".join((_DATA, data, b',"meta":', meta, b"}"))
+
+
 def envelope_start(data: bytes) -> bytes:
     """The envelope up to the request id: the same for every request of a kept answer
     (compressed once, edge/compression.py `Head`)."""

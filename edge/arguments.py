@@ -43,11 +43,22 @@ _TYPES: dict[str | None, Callable[[str], object]] = {
     None: str}
 
 
+def _same(value):
+    return value
+
+
+# A value given of its parameter's type (`Arguments.given`) as `read` reads its text: a
+# number as a float, so that `max_price` 30 and `max_price=30` are one key.
+_GIVEN: dict[str | None, Callable[[object], object]] = {"number": float}
+
+
 @dataclasses.dataclass(frozen=True)
 class _Parameter:
     argument: str  # the handler's argument name
     convert: Callable[[str], object]
     valid: Callable[[object], bool]
+    # A value given of its type (`Arguments.given`) as `read` reads its text.
+    typed: Callable[[object], object]
 
 
 # The keywords the document's parameters are checked by, as predicates over a value of the
@@ -78,6 +89,7 @@ class Arguments:
     """The arguments of one GET operation's handler, from its path template and query."""
 
     def __init__(self, document: dict, route: str, parameters: list[dict]):
+        self._route = route
         self._query: dict[str, _Parameter] = {}
         self._path: dict[int, tuple[str, _Parameter]] = {}
         self._defaults: dict[str, object] = {}
@@ -85,7 +97,7 @@ class Arguments:
         for parameter in (resolve(document, p) for p in parameters):
             schema = resolve(document, parameter.get("schema", {}))
             read = _Parameter(pythonic(parameter["name"]), _TYPES.get(schema.get("type"), _unread),
-                              validity(schema))
+                              validity(schema), _GIVEN.get(schema.get("type"), _same))
             if parameter["in"] == "query":
                 self._query[parameter["name"]] = read
                 if "default" in schema:
@@ -120,6 +132,28 @@ class Arguments:
                 return None
             arguments[parameter.argument] = value
         return arguments
+
+    def given(self, values: dict[str, object]) -> tuple[str, dict]:
+        """The path and handler arguments of a request whose parameters, path and query
+        alike by their names in the document, a surface gives as values of their types,
+        checked by types of its own (MCP's tools, mcp_server/arguments.py): what `read`
+        reads of the same request written plainly, so that both are kept under one key
+        (edge/cache.py `Keys`). A None value is a parameter left out; a value the
+        parameter's schema refuses is a ValueError naming it."""
+        arguments = dict(self._defaults)
+        segments = self._route.split("/")
+        named = {**{name: parameter for name, parameter in self._path.values()}, **self._query}
+        for name, value in values.items():
+            if value is None:
+                continue
+            parameter = named[name]
+            value = parameter.typed(value)
+            if not parameter.valid(value):
+                raise ValueError(f"{name}: {value!r} is not a valid value.")
+            arguments[parameter.argument] = value
+        for index, (_name, parameter) in self._path.items():
+            segments[index] = arguments[parameter.argument]
+        return "/".join(segments), arguments
 
 
 def _value(parameter: _Parameter, text: str):

@@ -39,6 +39,12 @@ path's. What the reader does not read (see there), a handler's error (a 404, a r
 Connexion answering, the admission kept; the database away (or past its deadline) is
 the 503 the full way would answer, answered here rather than waited for twice.
 
+MCP's catalogue tools are answered here too (`public_answer`; mcp_server/tools.py): a
+tool's result is the public answer of its REST request, whose parameters it gives as
+values (edge/arguments.py `Arguments.given`), kept under the key a GET of the same URL
+is kept under, served, renewed and built the same way; there is no full way for them, so
+a handler's error is raised to the tool.
+
 An entry is kept under its handler's arguments, not under the URL's spelling
 (`Keys`): the order of the parameters, a default written out (`limit=25`) or left out,
 and other spellings of the same values (`%20` or `+`) ask for the same answer and share
@@ -452,12 +458,45 @@ class ResponseCache:
         url = f"{scope['path']}?{scope['query_string'].decode('latin-1')}"
         state = RequestState.of(scope)
         try:
-            admission = await admit(self.service, state, operation.gate, header,
-                                    client_address(scope))
+            await admit(self.service, state, operation.gate, header, client_address(scope))
         except Exception:  # noqa: BLE001 - kept on the state; the full way answers it
             await self.app(scope, receive, send)
             return
         key, arguments = self._key(scope, url, operation)
+        entry, stale = await self._current(key, state)
+        if entry is None:
+            await self._miss(scope, receive, send, key, operation, state, arguments,
+                             lead=key not in self._building, stale=stale)
+            return
+        await self._answer(send, key, entry, headers, state.request_id, HIT)
+
+    async def public_answer(self, operation: Operation, values: dict[str, object],
+                            state: RequestState) -> tuple[Entry, tuple[bytes, bytes]]:
+        """The public answer of `operation` to a request with these parameters (by their
+        names in the document, given as values of their types: `Arguments.given`), for a
+        surface that is not HTTP's GET (MCP's tools, whose results are these answers): what
+        a GET of the same URL admitted under `state` is answered, kept under the same key,
+        served while fresh, renewed once checked or built by the same handler and kept.
+        With how (`HIT`, `REVALIDATED`, `MISS`). The handler's domain error is raised (a 404,
+        a rule's 400); the database away, `ServiceUnavailable`."""
+        path, arguments = operation.arguments.given(values)
+        key = Keys.of(path, arguments)
+        entry, stale = await self._current(key, state)
+        if entry is not None:
+            return entry, HIT
+        async with self._leading(key, lead=key not in self._building):
+            found = await self._renewed_or_built(key, operation, self.handlers[operation],
+                                                 arguments, state, stale)
+        if found is None:
+            raise LookupError(f"{operation.handler} gave no public answer")
+        return found
+
+    async def _current(self, key: str, state: RequestState
+                       ) -> tuple[Entry | None, Entry | None]:
+        """A fresh entry for `key` for the request admitted under `state` (waiting for the
+        request of this process building it, if any), else None and a stale one that may be
+        renewed (`_kept`)."""
+        admission = state.admitted()
         entry, stale = await self._kept(key, admission)
         if entry is None and key in self._building:
             entry = await self._follow(key, admission)
@@ -471,11 +510,7 @@ class ResponseCache:
                     admission = dataclasses.replace(admission, stamp=current, known=False)
                     state.admission = admission
                     entry, stale = await self._kept(key, admission, older)
-        if entry is None:
-            await self._miss(scope, receive, send, key, operation, state, arguments,
-                             lead=key not in self._building, stale=stale)
-            return
-        await self._answer(send, key, entry, headers, state.request_id, HIT)
+        return entry, stale
 
     def _key(self, scope, url: str, operation: Operation) -> tuple[str, dict | None]:
         """The key `url`'s answer is kept under, and its handler's arguments when they were
@@ -581,14 +616,20 @@ class ResponseCache:
                     stale: Entry | None) -> None:
         """Build the answer (here, or Connexion), serve it and keep it when public; a
         `stale` entry of it served again instead when its handler's basis says it would be
-        built the same. The `lead` request of a key is the one others arriving meanwhile
-        wait for (`_follow`)."""
-        if not lead:
+        built the same."""
+        async with self._leading(key, lead=lead):
             await self._build(scope, receive, send, key, operation, state, arguments, stale)
+
+    @contextlib.asynccontextmanager
+    async def _leading(self, key: str, *, lead: bool):
+        """Around the building of `key`'s answer: the `lead` request of a key is the one
+        others arriving meanwhile wait for (`_follow`)."""
+        if not lead:
+            yield
             return
         self._building[key] = asyncio.get_running_loop().create_future()
         try:
-            await self._build(scope, receive, send, key, operation, state, arguments, stale)
+            yield
         finally:
             self._building.pop(key).set_result(None)
 
@@ -599,20 +640,18 @@ class ResponseCache:
             arguments = operation.arguments.read(scope["path"], scope["query_string"])
         if arguments is not None:
             try:
-                if stale is not None and await self._renewable(handler, arguments, state,
-                                                               stale):
-                    entry = stale.renewed(state.admitted().stamp)
-                    await self._answer(send, key, await self._keep(key, entry),
-                                       dict(scope["headers"]), state.request_id, REVALIDATED)
-                    return
-                built = await self._handled(operation, handler, arguments, state)
+                found = await self._renewed_or_built(key, operation, handler, arguments, state,
+                                                     stale)
             except errors.ServiceUnavailable as error:
                 # Answered here: the full way would wait for the database all over again.
                 await answers.answer_problem(send, error, state.request_id)
                 return
-            if built is not None:
-                await self._answer(send, key, await self._keep(key, built),
-                                   dict(scope["headers"]), state.request_id, MISS)
+            except errors.DomainError:
+                found = None  # the full way answers it (a 404, a rule's 400)
+            if found is not None:
+                entry, how = found
+                await self._answer(send, key, entry, dict(scope["headers"]), state.request_id,
+                                   how)
                 return
         start = {}
 
@@ -628,13 +667,32 @@ class ResponseCache:
                 and state.admitted() is not None):
             await self._keep(key, Entry.of(state))
 
+    async def _renewed_or_built(self, key: str, operation: Operation, handler: Callable | None,
+                                arguments: dict, state: RequestState, stale: Entry | None
+                                ) -> tuple[Entry, tuple[bytes, bytes]] | None:
+        """`stale` renewed under the request's stamp when its handler's basis says it would be
+        built the same, else the handler's answer built here; kept, with how. None when the
+        handler is not called here, or failed otherwise than by a domain error (raised) or
+        the database (`ServiceUnavailable`)."""
+        if handler is None:
+            return None
+        if stale is not None and await self._renewable(handler, arguments, state, stale):
+            return await self._keep(key, stale.renewed(state.admitted().stamp)), REVALIDATED
+        built = await self._handled(operation, handler, arguments, state)
+        return None if built is None else (await self._keep(key, built), MISS)
+
     async def _renewable(self, handler: Callable, arguments: dict, state: RequestState,
                          stale: Entry) -> bool:
         """Whether the handler would build `stale`'s answer again now: its basis, asked of
-        the function it declared (`revalidated_by`), is the one it was built from."""
+        the function it declared (`revalidated_by`), is the one it was built from (a domain
+        error there: it is built, and tells)."""
         basis = _REVALIDATIONS.get(handler)
-        return basis is not None and stale.answer.basis == await self._on_thread(
-            state, self._basis, basis, arguments, state)
+        if basis is None:
+            return False
+        with contextlib.suppress(errors.DomainError):
+            return stale.answer.basis == await self._on_thread(state, self._basis, basis,
+                                                               arguments, state)
+        return False
 
     def _basis(self, basis: Callable[..., bytes | None], arguments: dict,
                state: RequestState) -> bytes | None:
@@ -649,20 +707,21 @@ class ResponseCache:
         return await self._on_thread(state, self._run, operation, handler, arguments, state)
 
     async def _on_thread(self, state: RequestState, function: Callable, *args):
-        """`function(*args)` on a catalogue thread for the request of `state`; a failure is
-        None (the full way answers it: a 404, a 400), the database unavailable a
-        `ServiceUnavailable`."""
+        """`function(*args)` on a catalogue thread for the request of `state`; a domain error
+        raised (a 404, a 400), the database unavailable a `ServiceUnavailable`, any other
+        failure None (the full way answers it)."""
         try:
             return await asyncio.get_running_loop().run_in_executor(
                 self.service.catalogue_threads, function, *args)
-        except Exception as error:  # noqa: BLE001 - the full way answers it (a 404, a 400)
+        except Exception as error:
             state.answer = None
             if problems.database_unavailable(error):
                 log.error("database unavailable (request %s): %s", state.request_id,
                           error.__class__.__name__)
                 raise errors.ServiceUnavailable() from error
-            if not isinstance(error, errors.DomainError):
-                self._warn(error)
+            if isinstance(error, errors.DomainError):
+                raise
+            self._warn(error)
             return None
 
     def _run(self, operation: Operation, handler: Callable, arguments: dict,

@@ -81,6 +81,8 @@ class RouteTable:
             else:
                 self._literal[prefix + template] = by_method
         self._by_handler = {operation.handler: operation for operation in self.operations}
+        self._by_id = {operation.handler.rpartition(".")[2]: operation
+                       for operation in self.operations}
 
     def find(self, method: str, path: str) -> Operation | None:
         """The operation answering `method` on the concrete request `path` (GET's for HEAD)."""
@@ -99,6 +101,10 @@ class RouteTable:
     def of(self, handler) -> Operation:
         """The operation a handler function answers (`routes.of(organiser.scan_ticket)`)."""
         return self._by_handler[f"{handler.__module__}.{handler.__name__}"]
+
+    def identified(self, operation_id: str) -> Operation:
+        """The operation of the document's `operationId` (what an MCP tool answers as)."""
+        return self._by_id[operation_id]
 
     def named(self, handler_name: str) -> Operation:
         """The operation of the dotted handler name Connexion routed a request to."""

@@ -23,6 +23,7 @@ from edge.routes import Gate
 from edge.state import RequestState
 from mcp_server import identity as identities
 from mcp_server import tools
+from models import stamp
 from models.errors import DomainError, ScopeMissing, Unauthorized
 from models.unit_of_work import transaction
 
@@ -104,11 +105,13 @@ class McpEndpoint:
 
     def _authenticate(self, token: str):
         """MCP's callers: live API tokens and OAuth access tokens for {site_url}/mcp (on an
-        admission thread)."""
+        admission thread), with the catalogue stamp the response cache serves their tools'
+        answers under (tools.catalogue)."""
         with transaction(self.service.sessions) as session:
             who = identities.authenticate(
                 session, token, resource=f"{self.service.settings.site_url}{PATH}")
-        return who.caller, "", who
+            current = session.scalar(stamp.READ)
+        return who.caller, current, who
 
     def _challenge(self, error: DomainError) -> dict[str, str]:
         """The RFC 6750 / RFC 9728 challenge of a refused request, beside the headers of its

@@ -1,10 +1,13 @@
 """The MCP tools: what a REST caller can do, for an assistant, within its token's scopes.
 
-Each tool calls the same domain function as its REST handler and dumps with the
-same marshmallow schema, so a tool's `data` equals the REST answer's `data`.
-Lists page with the REST cursors (the same kit, edge/paging.py). Public
-catalogue results carry the attribution the terms require and every object its
-public page link (`url`). Arguments are as strict as the REST parameters
+A catalogue tool (`catalogue`: events, venues, artists, organisations, genres, cities,
+releases, badges, drink-token prices) gives the parameters of its REST request, and its
+result is that request's public answer as the response cache answers it (edge/cache.py):
+the same key, kept answer, check and handler as a GET of the same URL, so a tool's
+`data` and `meta` are the REST answer's, paged with the same cursors, with the
+attribution the terms require and every object's public page link (`url`). The
+organiser tools call the same domain function as their REST handler and dump with the
+same marshmallow schema. Arguments are as strict as the REST parameters
 (mcp_server/arguments.py), results are typed by the document's schema of the same REST
 answer (mcp_server/outputs.py) and their text is the same JSON, compact.
 """
@@ -26,26 +29,15 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, Field
 
-from edge import paging
+from edge.answers import without_request_id
+from edge.state import RequestState
 from mcp_server import outputs
 from mcp_server.arguments import (Country, Cursor, EventRef, Genre, Id, Limit, Place, Price,
                                   Ref, Sold, TicketCode, Weeks, Words)
-from openapi.schemas import attribution
 from openapi.schemas.account import MeSchema
-from openapi.schemas.artists import ArtistDetailSchema, ArtistSummarySchema
-from openapi.schemas.badges import BadgeSchema, UserBadgeSchema, UserRefSchema
-from openapi.schemas.cities import CitySchema
-from openapi.schemas.events import EventDetailSchema, EventFacetsSchema, EventSummarySchema
-from openapi.schemas.festivals import TokenPricesSchema, TokenReportSchema
-from openapi.schemas.genres import GenreSchema
-from openapi.schemas.organisations import OrganisationSchema
 from openapi.schemas.organiser import AttendanceSchema, ExternalSalesSchema, ScanResultSchema
-from openapi.schemas.releases import ReleaseSchema
-from openapi.schemas.venues import VenueDetailSchema, VenueSummarySchema
 from mcp_server.identity import Identity
-from models import (artists, attendance, badges, calendar, cities, door, events,
-                    festivals, genres, organisations, releases, sales, tokens, venues)
-from models import facets as facet_counts
+from models import attendance, door, events, sales, tokens
 from models.db import now
 from models.errors import DomainError
 from models.unit_of_work import transaction
@@ -76,20 +68,6 @@ class Call:
         """An event of the caller's organisation (another's is not found, as on REST)."""
         return events.get_own_event(self.session, key, organisation_id=self.organisation_id)
 
-    def today(self) -> dt.date:
-        return calendar.today()
-
-    def public(self, data, **meta) -> Answer:
-        """A public catalogue result, with the attribution the terms require."""
-        return {"data": data, "meta": {**meta, "attribution": attribution(self.settings)}}
-
-    def page(self, filters, cursor: str | None, *, limit: int, schema, fetch, **meta) -> Answer:
-        """A public list page: `fetch(after)` is the domain call; cursors as on REST."""
-        found = paging.page(filters, cursor, secret=self.settings.secret_key, fetch=fetch)
-        items = schema.dump(found.items)
-        return self.public(items, **meta, count=len(items), limit=limit,
-                           next_cursor=found.next_cursor)
-
 
 @contextlib.contextmanager
 def opened(ctx: Context, scope: str):
@@ -108,11 +86,16 @@ def opened(ctx: Context, scope: str):
             yield Call(session=session, settings=service.settings, identity=identity,
                        service=service)
     except DomainError as error:
-        # A tool's arguments are named as the domain names its fields (`date_to`, where REST
-        # says `to`), so the fields are told as the error names them.
-        params = error.params
-        detail = "; ".join(f"{p['name']}: {p['message']}" for p in params) if params else ""
-        raise ToolError(f"{error.message} {detail}".strip()) from error
+        raise _tool_error(error) from error
+
+
+def _tool_error(error: DomainError) -> ToolError:
+    """A domain error as the tool error of its REST message. A tool's arguments are named as
+    the domain names its fields (`date_to`, where REST says `to`), so the fields are told as
+    the error names them."""
+    params = error.params
+    detail = "; ".join(f"{p['name']}: {p['message']}" for p in params) if params else ""
+    return ToolError(f"{error.message} {detail}".strip())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,6 +128,62 @@ def tool(scope: str, title: str, description: str, *, answers: str | None,
     return register
 
 
+# A catalogue tool's REST request: its parameters by their names in the document, path and
+# query alike (None: left out).
+Parameters = dict[str, Any]
+
+
+def catalogue(title: str, description: str, *, answers: str):
+    """Register a function as a tool needing the scope read whose result is the public REST
+    answer of the operation `answers`: the function gives that request's parameters
+    (`Parameters`), and the response cache answers them as it answers a GET of the same URL
+    (edge/cache.py `ResponseCache.public_answer`): kept under the same key, served while
+    fresh, renewed once checked, or built by the REST handler and kept. So a tool's result is
+    that very answer, as fast, and exact in the same way after a change."""
+
+    def register(fn):
+        SCOPES[fn.__name__] = "read"
+        _TOOLS.append(Registered(_asking(fn, answers), title, description, answers, READS))
+        return fn
+
+    return register
+
+
+def _asking(fn, operation_id: str):
+    """`fn` answered by the response cache as the REST operation `operation_id` (`catalogue`)."""
+
+    @functools.wraps(fn)
+    async def result(ctx: Context, **arguments) -> CallToolResult:
+        request = ctx.request_context.request
+        service = request.scope["state"]["agenda_service"]
+        if not request.scope["state"]["mcp_identity"].may("read"):
+            raise ToolError("This token lacks the scope 'read' this tool needs.")
+        values = {name: _written(value) for name, value in fn(ctx, **arguments).items()}
+        # The request's admission (the catalogue stamp read with its token), a state of the
+        # call's own for the answer a handler builds.
+        state = dataclasses.replace(RequestState.of(request.scope), answer=None)
+        try:
+            entry, _how = await service.cache.public_answer(
+                service.routes.identified(operation_id), values, state)
+        except DomainError as error:
+            raise _tool_error(error) from error
+        body = without_request_id(entry.answer.data, entry.answer.meta)
+        return CallToolResult(content=[TextContent(type="text", text=body.decode())],
+                              structured_content=orjson.loads(body))
+
+    return result
+
+
+def _written(value):
+    """A tool's argument as the REST parameter writes it: a date as `yyyy-mm-dd`, a list as
+    a comma list."""
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, list):
+        return ",".join(value)
+    return value
+
+
 def _answering(fn):
     """`fn` giving its answer as a tool result: the answer as structured content and, for
     clients that read only text, the same JSON, compact."""
@@ -167,10 +206,10 @@ _TOOLS: list[Registered] = []
 # ---------------------------------------------------------------------------
 
 
-@tool("read", "Search events",
-      "Search approved nightlife events in NL and BE, soonest first, with every filter of GET "
-      "/events. Each event has its public page `url`; cite the attribution when showing them.",
-      answers="list_events")
+@catalogue("Search events",
+           "Search approved nightlife events in NL and BE, soonest first, with every filter of "
+           "GET /events. Each event has its public page `url`; cite the attribution when "
+           "showing them.", answers="list_events")
 def search_events(
         ctx: Context,
         city: Annotated[Place, Field(description="The venue's city, case-insensitive.")] = None,
@@ -204,190 +243,133 @@ def search_events(
         facets: Annotated[list[Literal["genre", "city", "date"]] | None, Field(
             description="Counts of the whole list per genre, city and/or day (meta.facets), as "
                         "GET /events?facets= gives them.")] = None,
-        limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    with opened(ctx, "read") as call:
-        wanted = events.EventFilters.of(
-            date_from=date_from, date_to=date_to, radius_km=radius_km, city=city, genre=genre,
-            venue_id=venue_id, artist_id=artist_id, organisation_id=organisation_id, q=q,
-            has_tickets=has_tickets, max_price=max_price, min_price=min_price, lat=lat, lng=lng,
-            facets=facet_counts.parse(",".join(facets)) if facets else None)
-        counted = {"facets": EventFacetsSchema().dump(facet_counts.count(
-            call.session, filters=wanted, today=call.today()))} if wanted.facets else {}
-        return call.page(wanted, cursor, limit=limit, schema=EventSummarySchema(many=True),
-                         fetch=lambda after: events.list_events(
-                             call.session, filters=wanted, today=call.today(), limit=limit,
-                             after=after), **counted)
+        limit: Limit = 25, cursor: Cursor = None) -> Parameters:
+    return {"city": city, "genre": genre, "from": date_from, "to": date_to,
+            "venue_id": venue_id, "artist_id": artist_id, "organisation_id": organisation_id,
+            "q": q, "has_tickets": has_tickets, "max_price": max_price, "min_price": min_price,
+            "lat": lat, "lng": lng, "radius_km": radius_km, "facets": facets, "limit": limit,
+            "cursor": cursor}
 
 
-@tool("read", "Event detail", "One event by id or slug, with its bill, set times and maps.",
-      answers="get_event")
-def get_event(ctx: Context, id: Annotated[Id, Field(description="Event id or slug.")]) -> Answer:
-    with opened(ctx, "read") as call:
-        return call.public(EventDetailSchema().dump(events.event_detail(call.session, id).detail))
+@catalogue("Event detail", "One event by id or slug, with its bill, set times and maps.",
+           answers="get_event")
+def get_event(ctx: Context,
+              id: Annotated[Id, Field(description="Event id or slug.")]) -> Parameters:
+    return {"id": id}
 
 
-@tool("read", "Drink-token prices",
-      "Drink-token price figures of a festival edition, from its visitors' reports (not found "
-      "when the event is not a festival).", answers="get_token_prices")
+@catalogue("Drink-token prices",
+           "Drink-token price figures of a festival edition, from its visitors' reports (not "
+           "found when the event is not a festival).", answers="get_token_prices")
 def get_token_prices(ctx: Context, event_id: Annotated[Id, Field(
-        description="Festival edition id or slug.")]) -> Answer:
-    with opened(ctx, "read") as call:
-        return call.public(TokenPricesSchema().dump(festivals.token_prices(call.session,
-                                                                           event_id)))
+        description="Festival edition id or slug.")]) -> Parameters:
+    return {"id": event_id}
 
 
-@tool("read", "Drink-token reports",
-      "The individual drink-token price reports of a festival edition, newest first.",
-      answers="list_token_reports")
+@catalogue("Drink-token reports",
+           "The individual drink-token price reports of a festival edition, newest first.",
+           answers="list_token_reports")
 def list_token_reports(ctx: Context, event_id: Annotated[Id, Field(
         description="Festival edition id or slug.")], limit: Limit = 25,
-                       cursor: Cursor = None) -> Answer:
-    with opened(ctx, "read") as call:
-        return call.page(festivals.ReportFilters(event=event_id), cursor, limit=limit,
-                         schema=TokenReportSchema(many=True),
-                         fetch=lambda after: festivals.list_reports(
-                             call.session, event_id, limit=limit, after=after))
+                       cursor: Cursor = None) -> Parameters:
+    return {"id": event_id, "limit": limit, "cursor": cursor}
 
 
-@tool("read", "Search venues",
-      "Venues by name, filtered by city, name and whether they have events coming.",
-      answers="list_venues")
+@catalogue("Search venues",
+           "Venues by name, filtered by city, name and whether they have events coming.",
+           answers="list_venues")
 def search_venues(ctx: Context,
                   city: Annotated[Place, Field(description="The venue's city, "
                                                            "case-insensitive.")] = None,
                   q: Annotated[Words, Field(description="Free text over the name.")] = None,
                   with_events: Annotated[bool | None, Field(
                       description="true: only venues with events from today on.")] = None,
-                  limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    with opened(ctx, "read") as call:
-        wanted = venues.VenueFilters(city=city, q=q, with_events=with_events)
-        return call.page(wanted, cursor, limit=limit, schema=VenueSummarySchema(many=True),
-                         fetch=lambda after: venues.list_venues(
-                             call.session, filters=wanted, today=call.today(), limit=limit,
-                             after=after))
+                  limit: Limit = 25, cursor: Cursor = None) -> Parameters:
+    return {"city": city, "q": q, "with_events": with_events, "limit": limit,
+            "cursor": cursor}
 
 
-@tool("read", "Venue detail",
-      "One venue with its practical profile and number of upcoming events.",
-      answers="get_venue")
-def get_venue(ctx: Context, id: Annotated[Id, Field(description="Venue id.")]) -> Answer:
-    with opened(ctx, "read") as call:
-        return call.public(VenueDetailSchema().dump(
-            venues.get_venue(call.session, id, today=call.today())))
+@catalogue("Venue detail", "One venue with its practical profile and number of upcoming "
+                           "events.", answers="get_venue")
+def get_venue(ctx: Context, id: Annotated[Id, Field(description="Venue id.")]) -> Parameters:
+    return {"id": id}
 
 
-@tool("read", "Search artists", "Artists by name, filtered by name, primary genre and country.",
-      answers="list_artists")
+@catalogue("Search artists", "Artists by name, filtered by name, primary genre and country.",
+           answers="list_artists")
 def search_artists(ctx: Context,
                    q: Annotated[Words, Field(description="Free text over the name.")] = None,
                    genre: Annotated[Genre, Field(description="Primary genre, exactly as "
                                                              "list_genres spells it.")] = None,
                    country: Annotated[Place, Field(description="Country as the profile "
                                                                "spells it (e.g. NL).")] = None,
-                   limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    with opened(ctx, "read") as call:
-        wanted = artists.ArtistFilters(q=q, genre=genre, country=country)
-        return call.page(wanted, cursor, limit=limit, schema=ArtistSummarySchema(many=True),
-                         fetch=lambda after: artists.list_artists(
-                             call.session, filters=wanted, limit=limit, after=after))
+                   limit: Limit = 25, cursor: Cursor = None) -> Parameters:
+    return {"q": q, "genre": genre, "country": country, "limit": limit, "cursor": cursor}
 
 
-@tool("read", "Artist detail", "One artist with bio, links, releases and next dates.",
-      answers="get_artist")
-def get_artist(ctx: Context, id: Annotated[Id, Field(description="Artist id.")]) -> Answer:
-    with opened(ctx, "read") as call:
-        return call.public(ArtistDetailSchema().dump(
-            artists.get_artist(call.session, id, today=call.today())))
+@catalogue("Artist detail", "One artist with bio, links, releases and next dates.",
+           answers="get_artist")
+def get_artist(ctx: Context, id: Annotated[Id, Field(description="Artist id.")]) -> Parameters:
+    return {"id": id}
 
 
-@tool("read", "Search organisations", "Organisations that put events in the agenda, by name.",
-      answers="list_organisations")
+@catalogue("Search organisations", "Organisations that put events in the agenda, by name.",
+           answers="list_organisations")
 def search_organisations(ctx: Context,
                          q: Annotated[Words, Field(description="Free text over the "
                                                                "name.")] = None,
                          verified: Annotated[bool | None, Field(
                              description="true: only organisations the service checked.")] = None,
-                         limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    with opened(ctx, "read") as call:
-        wanted = organisations.OrganisationFilters(q=q, verified=verified)
-        return call.page(wanted, cursor, limit=limit, schema=OrganisationSchema(many=True),
-                         fetch=lambda after: organisations.list_organisations(
-                             call.session, filters=wanted, limit=limit, after=after))
+                         limit: Limit = 25, cursor: Cursor = None) -> Parameters:
+    return {"q": q, "verified": verified, "limit": limit, "cursor": cursor}
 
 
-@tool("read", "Organisation detail", "One organisation with its number of approved events.",
-      answers="get_organisation")
+@catalogue("Organisation detail", "One organisation with its number of approved events.",
+           answers="get_organisation")
 def get_organisation(ctx: Context,
-                     id: Annotated[Id, Field(description="Organisation id.")]) -> Answer:
-    with opened(ctx, "read") as call:
-        return call.public(OrganisationSchema().dump(
-            organisations.get_listed_organisation(call.session, id)))
+                     id: Annotated[Id, Field(description="Organisation id.")]) -> Parameters:
+    return {"id": id}
 
 
-@tool("read", "Genres", "The fixed genre list, in its order.", answers="list_genres")
-def list_genres(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    with opened(ctx, "read") as call:
-        return call.page(genres.GenreFilters(), cursor, limit=limit,
-                         schema=GenreSchema(many=True),
-                         fetch=lambda after: genres.list_genres(call.session, after=after,
-                                                                limit=limit))
+@catalogue("Genres", "The fixed genre list, in its order.", answers="list_genres")
+def list_genres(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Parameters:
+    return {"limit": limit, "cursor": cursor}
 
 
-@tool("read", "Cities", "Cities with at least one upcoming event, busiest first.",
-      answers="list_cities")
+@catalogue("Cities", "Cities with at least one upcoming event, busiest first.",
+           answers="list_cities")
 def list_cities(ctx: Context,
                 country: Annotated[Country | None, Field(description="Only cities in this "
                                                                      "country.")] = None,
-                limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    with opened(ctx, "read") as call:
-        wanted = cities.CityFilters(country=country)
-        return call.page(wanted, cursor, limit=limit, schema=CitySchema(many=True),
-                         fetch=lambda after: cities.list_cities(
-                             call.session, filters=wanted, today=call.today(), limit=limit,
-                             after=after))
+                limit: Limit = 25, cursor: Cursor = None) -> Parameters:
+    return {"country": country, "limit": limit, "cursor": cursor}
 
 
-@tool("read", "New releases (radar)",
-      "New singles, EPs and albums by artists in the agenda, newest first.",
-      answers="list_releases")
+@catalogue("New releases (radar)",
+           "New singles, EPs and albums by artists in the agenda, newest first.",
+           answers="list_releases")
 def radar(ctx: Context,
           genre: Annotated[Genre, Field(description="Only releases of this genre, exactly as "
                                                     "list_genres spells it.")] = None,
           weeks: Annotated[Weeks, Field(description="How many weeks back to look: 1, 2 or "
                                                     "4.")] = 4,
-          limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    with opened(ctx, "read") as call:
-        wanted = releases.RadarFilters(weeks=weeks, genre=genre)
-        return call.page(wanted, cursor, limit=limit, schema=ReleaseSchema(many=True),
-                         fetch=lambda after: releases.list_new_releases(
-                             call.session, filters=wanted, today=call.today(), limit=limit,
-                             after=after))
+          limit: Limit = 25, cursor: Cursor = None) -> Parameters:
+    return {"genre": genre, "weeks": weeks, "limit": limit, "cursor": cursor}
 
 
-@tool("read", "Badge catalogue", "The catalogue of earnable badges by family, then tier.",
-      answers="list_badges")
-def list_badges(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Answer:
-    with opened(ctx, "read") as call:
-        return call.page(badges.BadgeFilters(), cursor, limit=limit,
-                         schema=BadgeSchema(many=True),
-                         fetch=lambda after: badges.list_badges(call.session, limit=limit,
-                                                                after=after))
+@catalogue("Badge catalogue", "The catalogue of earnable badges by family, then tier.",
+           answers="list_badges")
+def list_badges(ctx: Context, limit: Limit = 25, cursor: Cursor = None) -> Parameters:
+    return {"limit": limit, "cursor": cursor}
 
 
-@tool("read", "Badges of a public profile",
-      "The badges a public profile earned, newest first (private profiles are not found).",
-      answers="list_user_badges")
+@catalogue("Badges of a public profile",
+           "The badges a public profile earned, newest first (private profiles are not "
+           "found).", answers="list_user_badges")
 def list_user_badges(ctx: Context, user: Annotated[Id, Field(
         description="A public profile's handle or id.")], limit: Limit = 25,
-                     cursor: Cursor = None) -> Answer:
-    with opened(ctx, "read") as call:
-        person = badges.get_public_person(call.session, user)
-        return call.page(badges.EarnedFilters(user=person.id), cursor, limit=limit,
-                         schema=UserBadgeSchema(many=True),
-                         fetch=lambda after: badges.list_earned(call.session, person,
-                                                                limit=limit, after=after),
-                         user=UserRefSchema().dump(person),
-                         catalogue=badges.catalogue_size(call.session))
+                     cursor: Cursor = None) -> Parameters:
+    return {"id": user, "limit": limit, "cursor": cursor}
 
 
 @tool("read", "Who am I",

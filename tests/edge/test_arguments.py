@@ -37,6 +37,33 @@ def test_defaults_are_filled_in_and_path_ids_are_read(routes):
     assert read(routes, "/v1/users/abc/badges", "limit=3") == {"id_": "abc", "limit": 3}
 
 
+def given(routes, operation_id: str, **values):
+    return routes.identified(operation_id).arguments.given(values)
+
+
+@pytest.mark.parametrize(("operation_id", "values", "path", "query"), [
+    ("list_events", {"city": "Den Haag", "from": "2026-12-01", "has_tickets": False,
+                     "lat": 52, "lng": -4.25, "max_price": 30, "limit": 10, "q": None},
+     "/v1/events", "city=Den%20Haag&from=2026-12-01&has_tickets=false&lat=52&lng=-4.25"
+                   "&max_price=30&limit=10"),
+    ("list_events", {}, "/v1/events", ""),
+    ("list_releases", {"genre": "Drum & Bass", "weeks": 4}, "/v1/radar", "genre=Drum+%26+Bass"),
+    ("list_user_badges", {"id": "abc", "limit": 3}, "/v1/users/abc/badges", "limit=3"),
+    ("get_event", {"id": "some-night"}, "/v1/events/some-night", ""),
+])
+def test_parameters_given_as_values_are_the_arguments_of_the_same_request_read(
+        routes, operation_id, values, path, query):
+    """An MCP tool's request and a GET of the same URL: one key (edge/cache.py `Keys`)."""
+    assert given(routes, operation_id, **values) == (path, read(routes, path, query))
+
+
+def test_a_given_value_its_schema_refuses_is_an_error_naming_it(routes):
+    with pytest.raises(ValueError, match="^limit: "):
+        given(routes, "list_events", limit=101)
+    with pytest.raises(ValueError, match="^genre: "):
+        given(routes, "list_releases", genre="techno")
+
+
 @pytest.mark.parametrize("query", [
     "town=Utrecht",            # not a parameter of the operation
     "city=Utrecht&city=Gent",  # repeated
