@@ -23,9 +23,7 @@ from edge.routes import Gate
 from edge.state import RequestState
 from mcp_server import identity as identities
 from mcp_server import tools
-from models import stamp
 from models.errors import DomainError, ScopeMissing, Unauthorized
-from models.unit_of_work import transaction
 
 PATH = "/mcp"
 # What a client should ask for when it connects (consent narrows it to the person's role).
@@ -107,10 +105,9 @@ class McpEndpoint:
         """MCP's callers: live API tokens and OAuth access tokens for {site_url}/mcp (on an
         admission thread), with the catalogue stamp the response cache serves their tools'
         answers under (tools.catalogue)."""
-        with transaction(self.service.sessions) as session:
-            who = identities.authenticate(
-                session, token, resource=f"{self.service.settings.site_url}{PATH}")
-            current = session.scalar(stamp.READ)
+        who, current = identities.authenticate(
+            self.service.direct, self.service.sessions, token,
+            resource=f"{self.service.settings.site_url}{PATH}")
         return who.caller, current, who
 
     def _challenge(self, error: DomainError) -> dict[str, str]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from models import oauth, tokens
+from models import oauth, stamp, tokens
 from models.db import now
 from models.errors import Unauthorized
+from models.unit_of_work import transaction
 
 # The scope each tool needs; organiser tools also need an organisation to act for.
 ORGANISER_SCOPES = frozenset({"attendance", "scan"})
@@ -33,12 +34,19 @@ class Identity:
         return scope not in ORGANISER_SCOPES or self.caller.organisation_id is not None
 
 
-def authenticate(session, token: str, *, resource: str) -> Identity:
-    """The identity behind a bearer token; `Unauthorized` (or `Forbidden` for a suspended
-    organisation's live token) otherwise. OAuth tokens must have been issued for `resource`."""
+def authenticate(execute, sessions, token: str, *, resource: str) -> tuple[Identity, str]:
+    """The identity behind a bearer token, and the catalogue stamp read with it (what the
+    response cache serves its tools' answers under, edge/cache.py); `Unauthorized` (or
+    `Forbidden` for a suspended organisation's live token) otherwise. A live token is read
+    as the REST API reads it, with the stamp in one statement (`execute`: the direct
+    statements); an OAuth token, which must have been issued for `resource`, in a
+    transaction of its own."""
     if token.startswith(tokens.LIVE_PREFIX):
-        return Identity(kind="live", caller=tokens.authenticate(session, token))
-    access = oauth.authenticate_access(session, token, now=now())
+        caller, current = tokens.authenticate_with_stamp(execute, token)
+        return Identity(kind="live", caller=caller), current
+    with transaction(sessions) as session:
+        access = oauth.authenticate_access(session, token, now=now())
+        current = session.scalar(stamp.READ)
     if access is None:
         raise Unauthorized("The access token is unknown, expired or revoked.")
     if access.resource.rstrip("/") != resource:
@@ -48,4 +56,4 @@ def authenticate(session, token: str, *, resource: str) -> Identity:
                            organisation_id=access.organisation_id, scopes=access.scopes,
                            per_day=None)
     return Identity(kind="oauth", caller=caller, person_id=access.person_id,
-                    client_id=access.client_id, expires_at=access.expires_at)
+                    client_id=access.client_id, expires_at=access.expires_at), current
