@@ -98,11 +98,17 @@ async def _within_deadline(service, admitting):
 
 def _admit(service, gate: Gate, header: str | None, address: str,
            authenticate: Authenticator | None) -> Admission:
-    """`admit`'s work on an admission thread (database, Redis)."""
+    """`admit`'s work on an admission thread (database, Redis). A live token the watch knows
+    (learnt since the event loop looked, or counted here) is admitted under the stamp the
+    watch knows, confirmed before a kept answer is served (`confirmed_stamp`); any other is
+    read, with the database's stamp."""
+    found = None
     try:
         token = bearer_token(header)
         if authenticate is None:
-            caller, stamp = tokens.authenticate_with_stamp(service.direct, token, service.watch)
+            found = tokens.known(service.watch, token)
+            caller, stamp = found or tokens.authenticate_with_stamp(
+                service.direct, token, service.watch, read=True)
             who = caller
         else:
             caller, stamp, who = authenticate(token)
@@ -110,7 +116,8 @@ def _admit(service, gate: Gate, header: str | None, address: str,
         # Guessing tokens is slow: failed attempts are limited per client address.
         service.usage.refuse_unauthenticated(address)
         raise
-    return _admission(service, caller, stamp, who, service.usage.hit(caller, gate.route))
+    return _admission(service, caller, stamp, who, service.usage.hit(caller, gate.route),
+                      known=found is not None)
 
 
 def _known(service, header: str | None) -> tuple[Caller, str] | None:

@@ -129,15 +129,17 @@ def authenticate(session: Session, token: str) -> Caller:
     return authenticate_with_stamp(functools.partial(rows, session.connection()), token)[0]
 
 
-def authenticate_with_stamp(execute, token: str, watch: Watch | None = None
-                            ) -> tuple[Caller, str]:
+def authenticate_with_stamp(execute, token: str, watch: Watch | None = None, *,
+                            read: bool = False) -> tuple[Caller, str]:
     """`authenticate`, and the catalogue stamp (models/stamp.py) read in the same statement,
     for the response cache: no extra round trip. `execute(statement, params)` runs a statement
     and returns its rows: `adapters.direct.DirectStatements.execute` on the request path. With a `watch`
-    (adapters/watch.py), a token it knows is not read at all, and one read is known after."""
+    (adapters/watch.py), a token it knows is not read at all (the stamp is then the one the
+    watch knows, which a change committed elsewhere may not have reached yet), and one read
+    is known after; with `read`, it is read all the same, the stamp the database's."""
     if not token.startswith(LIVE_PREFIX):
         raise Unauthorized("The bearer token is not a live API token.")
-    found = known(watch, token)
+    found = None if read else known(watch, token)
     if found is not None:
         return found
     generation = watch.generation if watch is not None else None
