@@ -298,7 +298,7 @@ def wrk(url: str, token: str | None, *, duration: int, connections: int,
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     spent, database = ((cpu_seconds(server.pid) - before[0], database_cpu_seconds() - before[1])
                        if server else (0.0, 0.0))
-    if "Non-2xx" in output:
+    if "Non-2xx" in output or re.search(r"tool errors: [1-9]", output):
         raise RuntimeError(f"errors while benchmarking {url}:\n{output}")
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
     requests = int(re.search(r"(\d+) requests in", output).group(1))
