@@ -53,10 +53,10 @@ Answer = dict[str, Any]
 
 @dataclasses.dataclass
 class Call:
-    """One tool call: its database session, the service's settings and the caller."""
+    """One call of a tool that is not a catalogue tool (`opened`): its database session, the
+    caller and the service."""
 
     session: Any
-    settings: Any
     identity: Identity
     service: Any
 
@@ -83,8 +83,7 @@ def opened(ctx: Context, scope: str):
     try:
         with transaction(service.sessions) as session, \
                 SchemaContext({"site_url": service.settings.site_url}):
-            yield Call(session=session, settings=service.settings, identity=identity,
-                       service=service)
+            yield Call(session=session, identity=identity, service=service)
     except DomainError as error:
         raise _tool_error(error) from error
 
