@@ -93,11 +93,14 @@ class Arguments:
         self._query: dict[str, _Parameter] = {}
         self._path: dict[int, tuple[str, _Parameter]] = {}
         self._defaults: dict[str, object] = {}
+        # Every parameter by its name in the document, path and query alike (`given`).
+        self._named: dict[str, _Parameter] = {}
         segments = route.split("/")
         for parameter in (resolve(document, p) for p in parameters):
             schema = resolve(document, parameter.get("schema", {}))
             read = _Parameter(pythonic(parameter["name"]), _TYPES.get(schema.get("type"), _unread),
                               validity(schema), _GIVEN.get(schema.get("type"), _same))
+            self._named[parameter["name"]] = read
             if parameter["in"] == "query":
                 self._query[parameter["name"]] = read
                 if "default" in schema:
@@ -142,11 +145,10 @@ class Arguments:
         parameter's schema refuses is a ValueError naming it."""
         arguments = dict(self._defaults)
         segments = self._route.split("/")
-        named = {**{name: parameter for name, parameter in self._path.values()}, **self._query}
         for name, value in values.items():
             if value is None:
                 continue
-            parameter = named[name]
+            parameter = self._named[name]
             value = parameter.typed(value)
             if not parameter.valid(value):
                 raise ValueError(f"{name}: {value!r} is not a valid value.")

@@ -465,8 +465,7 @@ class ResponseCache:
         key, arguments = self._key(scope, url, operation)
         entry, stale = await self._current(key, state)
         if entry is None:
-            await self._miss(scope, receive, send, key, operation, state, arguments,
-                             lead=key not in self._building, stale=stale)
+            await self._miss(scope, receive, send, key, operation, state, arguments, stale)
             return
         await self._answer(send, key, entry, headers, state.request_id, HIT)
 
@@ -484,7 +483,7 @@ class ResponseCache:
         entry, stale = await self._current(key, state)
         if entry is not None:
             return entry, HIT
-        async with self._leading(key, lead=key not in self._building):
+        async with self._leading(key):
             found = await self._renewed_or_built(key, operation, self.handlers[operation],
                                                  arguments, state, stale)
         if found is None:
@@ -612,19 +611,18 @@ class ResponseCache:
         return current.heads.get(coding)
 
     async def _miss(self, scope, receive, send, key: str, operation: Operation,
-                    state: RequestState, arguments: dict | None, *, lead: bool,
-                    stale: Entry | None) -> None:
+                    state: RequestState, arguments: dict | None, stale: Entry | None) -> None:
         """Build the answer (here, or Connexion), serve it and keep it when public; a
         `stale` entry of it served again instead when its handler's basis says it would be
         built the same."""
-        async with self._leading(key, lead=lead):
+        async with self._leading(key):
             await self._build(scope, receive, send, key, operation, state, arguments, stale)
 
     @contextlib.asynccontextmanager
-    async def _leading(self, key: str, *, lead: bool):
-        """Around the building of `key`'s answer: the `lead` request of a key is the one
-        others arriving meanwhile wait for (`_follow`)."""
-        if not lead:
+    async def _leading(self, key: str):
+        """Around the building of `key`'s answer: the first request of this process to build
+        it is the one others arriving meanwhile wait for (`_follow`)."""
+        if key in self._building:
             yield
             return
         self._building[key] = asyncio.get_running_loop().create_future()
