@@ -6,6 +6,7 @@ import os
 import secrets
 import sys
 import time
+from pathlib import Path
 
 import click
 
@@ -238,11 +239,14 @@ def _serve(host: str, port: int, workers: int) -> None:
     # worker): the MCP tools' descriptions are not docstrings (mcp_server/tools.py), and the
     # libraries' asserts guard against their callers' programming errors only. -P: the
     # current directory is not put on the path, where `-m` would put it (a stray uvicorn.py
-    # or agenda/ there would be imported instead of the installed ones).
+    # or agenda/ there would be imported instead of the installed ones); nor by uvicorn,
+    # which puts its `--app-dir` (by default the current directory) first: the directory
+    # this command's own package came from.
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, [
-        sys.executable, "-OO", "-P", "-m", "uvicorn", "agenda.asgi:app", "--host", host,
+        sys.executable, "-OO", "-P", "-m", "uvicorn", "agenda.asgi:app",
+        "--app-dir", str(Path(__file__).resolve().parent.parent), "--host", host,
         "--port", str(port), "--workers", str(workers), "--log-level", "info",
         "--no-access-log", "--no-proxy-headers",
         # uvicorn's httptools protocol, each answer's head and body in one write.

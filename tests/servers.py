@@ -139,13 +139,13 @@ def wait_until_up(url: str, process: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def agenda_serve(env: dict, *, workers: int, log=subprocess.DEVNULL):
-    """`agenda serve` with `env` on a free port, up; yields its base URL. Its standard error
-    (the log) goes to `log`, a file open for writing."""
+def agenda_serve(env: dict, *, workers: int, log=subprocess.DEVNULL, cwd=None):
+    """`agenda serve` with `env` on a free port (started in `cwd`, if given), up; yields its
+    base URL. Its standard error (the log) goes to `log`, a file open for writing."""
     port = free_port()
     env = {**os.environ, "AGENDA_SITE_URL": f"http://127.0.0.1:{port}", **env}
     server = subprocess.Popen([AGENDA, "serve", "--port", str(port), "--workers", str(workers)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=log,
+                              env=env, stdout=subprocess.DEVNULL, stderr=log, cwd=cwd,
                               start_new_session=True)
     try:
         wait_until_up(f"http://127.0.0.1:{port}/healthz", server)

@@ -30,3 +30,26 @@ def test_every_request_is_in_the_log_when_the_server_stops(database_url, tmp_pat
              for request_id in ids]
     assert times == sorted(times)
     assert abs(times[-1] - dt.datetime.now()) < dt.timedelta(minutes=5)
+
+
+# An application answering every request, as another `agenda` package's would.
+STRAY_APPLICATION = """
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": b'{"status": "stray"}'})
+"""
+
+
+def test_the_server_serves_its_own_package_from_whatever_directory_it_is_started(
+        database_url, tmp_path):
+    """A directory holding another `agenda` package (an older checkout, say) is not where
+    the workers find their application."""
+    (tmp_path / "agenda").mkdir()
+    (tmp_path / "agenda" / "__init__.py").write_text("")
+    (tmp_path / "agenda" / "asgi.py").write_text(STRAY_APPLICATION)
+    with agenda_serve({"AGENDA_DATABASE_URL": database_url}, workers=1, cwd=tmp_path) as base:
+        answer = httpx.get(f"{base}/healthz")
+    assert answer.json() == {"status": "ok"}
