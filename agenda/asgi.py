@@ -23,3 +23,12 @@ app = create_app()
 # every request of the worker waiting); frozen, ~3 ms.
 gc.collect()
 gc.freeze()
+# What a request makes lives as long as the request, and dozens are under way at once.
+# Collected every 700 new objects (Python's default), each young collection walked the
+# objects of the requests still running and moved them on to the older generations, which
+# filled with them: the oldest was walked whole every ~4 s (~36 ms of a worker's CPU each,
+# every request of the worker waiting). Collected every 7,000 new objects, and each older
+# generation once every 20 collections of the one before (not 10), most of them are gone
+# by then: a miss of the long tail costs 5-8% less CPU, and p99 fell by a third or more
+# (bench/RESULTS.md, "The cyclic collector's thresholds").
+gc.set_threshold(7000, 20, 20)
