@@ -3,12 +3,14 @@ list's and its counts' prebuilt statements on a session's."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import functools
 import re
 
 import psycopg
-from sqlalchemy.engine import Engine
+from psycopg import pq
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -259,40 +261,110 @@ class DirectStatements:
 
 
 class KeptStatement:
-    """One prebuilt statement without parameters, run again and again (one run at a time),
-    on a connection of `engine`'s pool kept for it, in autocommit and prepared: the
-    catalogue stamp that confirms a kept answer (edge/admission.py `CurrentStamp`). ~80 µs
-    of CPU a run against `DirectStatements`' ~140 (no checkout, no isolation switched
-    twice). `value()` is its first row's first column. PostgreSQL (psycopg) only.
+    """One prebuilt statement without parameters, run again and again (one run at a time) on
+    the event loop, on a connection of its own in autocommit, prepared: the catalogue stamp
+    that confirms a kept answer (edge/admission.py `CurrentStamp`). `value()` is its first
+    row's first column, as text. PostgreSQL (psycopg) only.
 
-    A connection the database dropped fails once, is discarded and the statement runs
-    again on a new one; a statement past its deadline (models/db.py) fails."""
+    On the event loop, not on a thread: a run costs ~26 µs of CPU, where one on a pooled
+    connection on a thread cost ~80 and handing it to the thread and back more; a kept
+    answer costs a sixth to a fifth less CPU (bench/RESULTS.md, "The stamp read on the
+    event loop").
+    The statement goes by libpq's own calls (psycopg's `pq`), its answer read as the
+    connection's socket is readable: psycopg's `execute` would, once its run is past its
+    time, ask the server to cancel it and wait for that too (up to 10 s more).
 
-    def __init__(self, engine: Engine, statement):
-        self.engine = engine
-        self._sql = str(statement.compile(dialect=engine.dialect,
-                                          compile_kwargs={"literal_binds": True}))
-        self._pooled = None
+    A connection the database dropped fails once, is discarded and the statement runs again
+    on a new one; a run past `seconds` (a database that does not answer) fails with a
+    TimeoutError and its connection is closed, so that the next run does not wait behind
+    it. A connection made on another event loop (a test's) is not used on this one."""
 
-    def value(self):
-        dbapi = self.engine.dialect.loaded_dbapi
-        for attempt in (1, 2):
-            if self._pooled is None:
-                self._pooled = self.engine.raw_connection()
-                self._pooled.dbapi_connection.autocommit = True
-            try:
-                return self._pooled.dbapi_connection.execute(self._sql, prepare=True).fetchone()[0]
-            except dbapi.Error as error:
-                if not dropped(error, dbapi):
-                    raise
-                self._pooled.invalidate()
-                self._pooled = None
-                if attempt == 2:
-                    raise
+    _NAME = b"kept"
+
+    def __init__(self, url: str, statement, dialect, connect_args: dict, seconds: float):
+        self._conninfo = make_url(url).set(drivername="postgresql").render_as_string(
+            hide_password=False)
+        self._sql = str(statement.compile(dialect=dialect,
+                                          compile_kwargs={"literal_binds": True})).encode()
+        self._connect_args = connect_args
+        self._seconds = seconds
+        self._connection: psycopg.AsyncConnection | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def value(self) -> str:
+        try:
+            async with asyncio.timeout(self._seconds):
+                for attempt in (1, 2):
+                    try:
+                        pgconn = await self._connected()
+                        pgconn.send_query_prepared(self._NAME, None)
+                        return _first_value(await _results(pgconn))
+                    except psycopg.Error as error:
+                        if not dropped(error, psycopg):
+                            raise
+                        self.close()
+                        if attempt == 2:
+                            raise
+        except TimeoutError:
+            self.close()
+            raise
         raise AssertionError("unreachable")
 
+    async def _connected(self) -> pq.abc.PGconn:
+        loop = asyncio.get_running_loop()
+        if self._connection is not None and (self._loop is not loop or self._connection.closed):
+            self.close()
+        if self._connection is None:
+            connection = await psycopg.AsyncConnection.connect(
+                self._conninfo, autocommit=True, **self._connect_args)
+            connection.pgconn.send_prepare(self._NAME, self._sql)
+            _settled(await _results(connection.pgconn))
+            self._connection, self._loop = connection, loop
+        return self._connection.pgconn
+
     def close(self) -> None:
-        """Give its connection back to the pool (whose disposal closes it)."""
-        if self._pooled is not None:
-            self._pooled.close()
-            self._pooled = None
+        """Close its connection, if any, at once (whatever it was doing)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.pgconn.finish()
+
+
+async def _results(pgconn: pq.abc.PGconn) -> list[pq.abc.PGresult]:
+    """The results of the statement sent on `pgconn`, read as its socket is readable."""
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+
+    def readable() -> None:
+        try:
+            pgconn.consume_input()
+            if pgconn.is_busy():
+                return
+            results = []
+            while (result := pgconn.get_result()) is not None:
+                results.append(result)
+            outcome = results
+        except psycopg.Error as error:
+            if not done.done():
+                done.set_exception(error)
+            return
+        if not done.done():
+            done.set_result(outcome)
+
+    socket = pgconn.socket
+    loop.add_reader(socket, readable)
+    try:
+        return await done
+    finally:
+        loop.remove_reader(socket)
+
+
+def _settled(results: list[pq.abc.PGresult]) -> list[pq.abc.PGresult]:
+    """`results`, or the error of the first that failed, raised."""
+    for result in results:
+        if result.status not in (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK):
+            raise psycopg.errors.error_from_result(result)
+    return results
+
+
+def _first_value(results: list[pq.abc.PGresult]) -> str:
+    return _settled(results)[0].get_value(0, 0).decode()

@@ -31,7 +31,7 @@ from edge.routes import RouteTable
 from handlers import (artists, badges, changes, cities, events, festivals, genres, meta,
                       organisations, organiser, radar, venues)
 from mcp_server.endpoint import McpEndpoint
-from models.db import make_engine, make_sessionmaker
+from models.db import connection_arguments, make_engine, make_sessionmaker
 from models import stamp
 from models.stamp import CATALOGUE_TABLES
 from oauth import server as oauth_server
@@ -175,9 +175,11 @@ def build_service(settings: Settings) -> Service:
                                                                 thread_name_prefix="catalogue"),
     )
     if watch is not None:
-        service.current_stamp = CurrentStamp(KeptStatement(direct_engine, stamp.READ),
-                                             service.admissions,
-                                             settings.statement_timeout_ms / 1000)
+        seconds = settings.statement_timeout_ms / 1000
+        service.current_stamp = CurrentStamp(KeptStatement(
+            settings.database_url, stamp.READ, engine.dialect,
+            connection_arguments(statement_timeout_ms=settings.statement_timeout_ms),
+            seconds), seconds)
     return service
 
 

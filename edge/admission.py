@@ -10,7 +10,6 @@ again for the same gate gets it (an error raised again), so nothing is counted t
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import dataclasses
 import logging
 from collections.abc import Callable
@@ -152,11 +151,10 @@ class CurrentStamp:
     since the first of them asked (a database that does not answer): one timer a read, not
     one a request (`asyncio.timeout` was ~5% of a kept answer's time on the event loop)."""
 
-    def __init__(self, source, threads: concurrent.futures.Executor | None, seconds: float):
-        # `source.value()` reads it (blocking: run on `threads`, the admission threads);
-        # `source.close()` lets its connection go.
+    def __init__(self, source, seconds: float):
+        # `await source.value()` reads it, on the event loop (adapters/direct.py
+        # `KeptStatement`); `source.close()` lets its connection go.
         self._source = source
-        self._threads = threads
         self._seconds = seconds
         self._next: asyncio.Future | None = None
         self._reading = False
@@ -204,8 +202,7 @@ class CurrentStamp:
             if self._next is not None:
                 self._begin()
 
-        asyncio.get_running_loop().run_in_executor(
-            self._threads, self._source.value).add_done_callback(done)
+        asyncio.ensure_future(self._source.value()).add_done_callback(done)
 
     def _expire(self, waiting: asyncio.Future) -> None:
         if self._next is waiting:  # not begun: requests arriving from now on wait anew

@@ -93,6 +93,21 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
     # Key lookups (a token, a ticket) plan once: `plans=None` (PostgreSQL's own choice). A
     # statement whose plan its values do not change plans once on this engine too
     # (adapters/direct.py `planned_once`), or on one whose `plans` are "force_generic_plan".
+    bounds = {"pool_timeout": statement_timeout_ms / 1000} if statement_timeout_ms else {}
+    engine = create_engine(url, pool_size=pool_size, max_overflow=5, pool_recycle=1800,
+                           connect_args=connection_arguments(
+                               plans=plans, requests=requests,
+                               statement_timeout_ms=statement_timeout_ms), **bounds)
+    if pre_ping:
+        _ping_when_idle(engine, ping_after)
+    return engine
+
+
+def connection_arguments(*, plans: str | None = None, requests: bool = False,
+                         statement_timeout_ms: int | None = None) -> dict:
+    """psycopg's arguments for a connection to PostgreSQL that plans its statements by
+    `plans`, does a request's work (`requests`) and bounds each statement, and each wait of
+    its own, by `statement_timeout_ms` (see `make_engine`)."""
     settings = [f"plan_cache_mode={plans}"] if plans else []
     if requests:
         # Requests read a few rows to a few thousand: starting parallel workers costs more
@@ -100,24 +115,19 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
         # without) and takes the cores of other requests; so does JIT compiling a statement
         # estimated dear (GET /cities at 1M events: 95 ms with it, 4 ms without).
         settings += ["max_parallel_workers_per_gather=0", "jit=off"]
-    connect_args: dict = {}
-    bounds: dict = {}
+    arguments: dict = {}
     if statement_timeout_ms:
         # The server ends a statement (and a wait for a lock) past the deadline; the client
         # bounds its own waits: for a new connection (whole seconds, at least 2), for one of
-        # the pool, and for data sent but not acknowledged (a host gone from the network).
+        # the pool (`make_engine`), and for data sent but not acknowledged (a host gone from
+        # the network).
         settings += [f"statement_timeout={statement_timeout_ms}",
                      f"lock_timeout={statement_timeout_ms}"]
-        connect_args = {"connect_timeout": max(2, math.ceil(statement_timeout_ms / 1000)),
-                        "tcp_user_timeout": statement_timeout_ms}
-        bounds = {"pool_timeout": statement_timeout_ms / 1000}
+        arguments = {"connect_timeout": max(2, math.ceil(statement_timeout_ms / 1000)),
+                     "tcp_user_timeout": statement_timeout_ms}
     if settings:
-        connect_args["options"] = " ".join(f"-c {setting}" for setting in settings)
-    engine = create_engine(url, pool_size=pool_size, max_overflow=5, pool_recycle=1800,
-                           connect_args=connect_args, **bounds)
-    if pre_ping:
-        _ping_when_idle(engine, ping_after)
-    return engine
+        arguments["options"] = " ".join(f"-c {setting}" for setting in settings)
+    return arguments
 
 
 def _interrupt_after_deadline(dbapi_connection, info: dict) -> None:

@@ -153,3 +153,40 @@ def agenda_serve(env: dict, *, workers: int, log=subprocess.DEVNULL, cwd=None):
     finally:
         os.killpg(server.pid, 15)
         server.wait(timeout=30)
+
+
+class FreezingRelay:
+    """A TCP relay to PostgreSQL that can stop relaying (`frozen`): what it holds it passes
+    on once thawed."""
+
+    def __init__(self, host: str, port: int):
+        self.target = (host, port)
+        self.frozen = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets: list[socket.socket] = [self.listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                server = socket.create_connection(self.target)
+                self.sockets += [client, server]
+                for source, target in ((client, server), (server, client)):
+                    threading.Thread(target=self._pump, args=(source, target),
+                                     daemon=True).start()
+
+    def _pump(self, source: socket.socket, target: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                while self.frozen.is_set():
+                    time.sleep(0.02)
+                target.sendall(data)
+        with contextlib.suppress(OSError):
+            target.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        for each in self.sockets:
+            with contextlib.suppress(OSError):
+                each.close()

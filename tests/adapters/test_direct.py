@@ -1,6 +1,7 @@
 """Statements straight on a DBAPI connection: DirectStatements (the token lookup, a scan) on a
 pooled one, session_rows (a list's and its counts' statements) on a session's."""
 
+import asyncio
 import datetime as dt
 
 import pytest
@@ -11,10 +12,12 @@ from sqlalchemy.exc import DBAPIError
 from models import door, migrate, organisations, tokens
 from models.releases import Release
 from models.tokens import ApiToken
-from adapters.direct import DirectStatements, compiled, planned_once, session_rows, timed_out
-from models.db import among, make_engine, make_sessionmaker
+from adapters.direct import (DirectStatements, KeptStatement, compiled, planned_once,
+                             session_rows, timed_out)
+from models import stamp
+from models.db import among, connection_arguments, make_engine, make_sessionmaker
 from tests import api
-from tests.servers import drop_database, scratch_database
+from tests.servers import FreezingRelay, drop_database, scratch_database
 
 
 @pytest.fixture
@@ -79,6 +82,73 @@ def test_an_unreachable_database_raises_as_sqlalchemy_does():
     with pytest.raises(DBAPIError) as raised:
         reads.execute(tokens._TOKEN_ROW, {"token_hash": "x"})
     assert raised.value.connection_invalidated
+
+
+def _kept_stamp(url: str, dialect, seconds: float) -> KeptStatement:
+    """The catalogue stamp's statement as the service keeps it (agenda/app.py)."""
+    return KeptStatement(url, stamp.READ, dialect,
+                         connection_arguments(statement_timeout_ms=int(seconds * 1000)), seconds)
+
+
+def _stamp_now(engine) -> str:
+    with engine.connect() as connection:
+        return connection.execute(stamp.READ).scalar_one()
+
+
+def test_the_kept_statement_reads_the_stamp_as_committed_and_again_after_its_connection_dropped(
+        engine):
+    if engine.dialect.name != "postgresql":
+        pytest.skip("the kept statement is PostgreSQL's")
+    kept = _kept_stamp(engine.url.render_as_string(hide_password=False), engine.dialect, 2.0)
+    before = _stamp_now(engine)
+
+    async def scenario():
+        first = await kept.value()
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE catalogue_stamp SET stamp = 'changed' WHERE id = 1"))
+        second = await kept.value()
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as admin:
+            admin.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+        return first, second, await kept.value()
+
+    try:
+        assert asyncio.run(scenario()) == (before, "changed", "changed")
+        # A connection made on another event loop is not used on this one.
+        assert asyncio.run(kept.value()) == "changed"
+    finally:
+        kept.close()
+
+
+def test_a_kept_statement_the_database_does_not_answer_fails_in_its_time_and_the_next_runs(
+        engine):
+    """Past its time the run fails, without waiting for the server to cancel the statement
+    (psycopg's `execute` would ask it to, and wait up to 10 s more), and the next run is on
+    a new connection."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("the kept statement is PostgreSQL's")
+    relay = FreezingRelay(engine.url.host or "127.0.0.1", engine.url.port or 5432)
+    relayed = engine.url.set(host="127.0.0.1", port=relay.port)
+    kept = _kept_stamp(relayed.render_as_string(hide_password=False), engine.dialect, 0.5)
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        first = await kept.value()
+        relay.frozen.set()
+        started = loop.time()
+        with pytest.raises(TimeoutError):
+            await kept.value()
+        waited = loop.time() - started
+        relay.frozen.clear()
+        return first, waited, await kept.value()
+
+    try:
+        first, waited, after = asyncio.run(scenario())
+    finally:
+        kept.close()
+        relay.close()
+    assert first == after == _stamp_now(engine)
+    assert 0.5 <= waited < 1.5
 
 
 def test_the_services_key_lookups_are_planned_once(app):

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import socket
-import threading
 import time
 
 import httpx
@@ -26,7 +24,8 @@ from agenda.app import create_app
 from agenda.health import HEALTH_SECONDS
 from models import organisations, tokens
 from models.db import make_engine
-from tests.servers import committed, drop_database, migrated_database, served_in_thread
+from tests.servers import (FreezingRelay, committed, drop_database, migrated_database,
+                           served_in_thread)
 
 SQLITE = ("SQLite has no server to freeze, and in WAL mode a lock held by another "
           "connection never holds up a read (nor /healthz): shown on SQLite are a write "
@@ -148,43 +147,6 @@ def test_statement_timeout_a_write_behind_another_writer_is_a_503_within_the_dea
         _unavailable(response)
         assert DEADLINE <= seconds < DEADLINE + MARGIN
         assert _timed(site, "/v1/terms")[0].status_code == 200  # reads go on
-
-
-class FreezingRelay:
-    """A TCP relay to PostgreSQL that can stop relaying (`frozen`): what it holds it passes
-    on once thawed."""
-
-    def __init__(self, host: str, port: int):
-        self.target = (host, port)
-        self.frozen = threading.Event()
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.sockets: list[socket.socket] = [self.listener]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                client, _ = self.listener.accept()
-                server = socket.create_connection(self.target)
-                self.sockets += [client, server]
-                for source, target in ((client, server), (server, client)):
-                    threading.Thread(target=self._pump, args=(source, target),
-                                     daemon=True).start()
-
-    def _pump(self, source: socket.socket, target: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while data := source.recv(65536):
-                while self.frozen.is_set():
-                    time.sleep(0.02)
-                target.sendall(data)
-        with contextlib.suppress(OSError):
-            target.shutdown(socket.SHUT_WR)
-
-    def close(self) -> None:
-        for each in self.sockets:
-            with contextlib.suppress(OSError):
-                each.close()
 
 
 def test_statement_timeout_a_frozen_database_is_a_503_and_healthz_says_so_promptly(

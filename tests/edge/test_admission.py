@@ -1,7 +1,6 @@
 """Bearer tokens and scopes, enforced from the document's security requirements."""
 
 import asyncio
-import threading
 import types
 
 import pytest
@@ -105,16 +104,17 @@ def test_the_current_stamp_is_read_after_each_request_asked_one_read_for_all_wai
     """A request arriving while a read is under way waits for the next read (the one under
     way may have begun before a change the request must see); that read serves every
     request waiting when it begins."""
-    reads, release = [], threading.Event()
-
-    def read() -> str:
-        reads.append(len(reads))
-        release.wait(5)
-        return f"stamp-{len(reads)}"
+    reads = []
 
     async def scenario():
-        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None),
-                              None, 5.0)
+        release = asyncio.Event()
+
+        async def read() -> str:
+            reads.append(len(reads))
+            await release.wait()
+            return f"stamp-{len(reads)}"
+
+        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None), 5.0)
         first = asyncio.ensure_future(stamps.read())
         await asyncio.sleep(0.05)  # its read is under way
         later = [asyncio.ensure_future(stamps.read()) for _ in range(3)]
@@ -132,13 +132,12 @@ def test_the_current_stamp_is_read_after_each_request_asked_one_read_for_all_wai
 def test_requests_asking_for_the_stamp_in_the_same_turn_of_the_loop_share_one_read():
     reads = []
 
-    def read() -> str:
+    async def read() -> str:
         reads.append(len(reads))
         return f"stamp-{len(reads)}"
 
     async def scenario():
-        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None),
-                              None, 5.0)
+        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None), 5.0)
         together = await asyncio.gather(*(stamps.read() for _ in range(5)))
         after = await stamps.read()
         return together, after
@@ -152,15 +151,14 @@ def test_requests_asking_for_the_stamp_in_the_same_turn_of_the_loop_share_one_re
 def test_a_failed_read_of_the_current_stamp_fails_its_waiters_and_the_next_read_runs():
     outcomes = iter([RuntimeError("database away"), "stamp"])
 
-    def read() -> str:
+    async def read() -> str:
         outcome = next(outcomes)
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
 
     async def scenario():
-        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None),
-                              None, 5.0)
+        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None), 5.0)
         with pytest.raises(RuntimeError):
             await stamps.read()
         return await stamps.read()
@@ -172,18 +170,18 @@ def test_requests_waiting_for_a_stamp_the_database_does_not_give_fail_within_the
     """A read that does not come back (a database that does not answer) fails every
     request waiting for it once the deadline passed from the first one's arrival; those
     arriving meanwhile wait for the next read, and fail by their own deadline too."""
-    release = threading.Event()
     reads = []
 
-    def read() -> str:
-        reads.append(len(reads))
-        release.wait(5)
-        return "late"
-
     async def scenario():
+        release = asyncio.Event()
+
+        async def read() -> str:
+            reads.append(len(reads))
+            await release.wait()
+            return "late"
+
         loop = asyncio.get_running_loop()
-        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None),
-                              None, 0.2)
+        stamps = CurrentStamp(types.SimpleNamespace(value=read, close=lambda: None), 0.2)
         started = loop.time()
         first = asyncio.ensure_future(stamps.read())
         await asyncio.sleep(0.1)  # its read is under way
