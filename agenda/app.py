@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import copy
 import dataclasses
@@ -28,6 +26,7 @@ from edge.limits import Usage
 from edge.middleware import RequestMiddleware
 from edge.problems import ErrorHandlers
 from edge.routes import RouteTable
+from edge.threads import Threads
 from handlers import (artists, badges, changes, cities, events, festivals, genres, meta,
                       organisations, organiser, radar, venues)
 from mcp_server.endpoint import McpEndpoint
@@ -89,9 +88,9 @@ class Service:
     oauth_server: object = None
     # The response cache (edge/cache.py), when on; set as Connexion builds its stack.
     cache: object = None
-    admissions: concurrent.futures.ThreadPoolExecutor | None = None
-    door_threads: concurrent.futures.ThreadPoolExecutor | None = None
-    catalogue_threads: concurrent.futures.ThreadPoolExecutor | None = None
+    admissions: Threads | None = None
+    door_threads: Threads | None = None
+    catalogue_threads: Threads | None = None
     # What this process knows of tokens and the catalogue stamp without reading the database
     # (adapters/watch.py): on PostgreSQL, unless `listen` is off.
     watch: Watch | None = None
@@ -107,9 +106,9 @@ class Service:
         self.direct_engine.dispose()
         if self.catalogue_engine is not None:
             self.catalogue_engine.dispose()
-        self.admissions.shutdown(wait=False)
-        self.door_threads.shutdown(wait=False)
-        self.catalogue_threads.shutdown(wait=False)
+        self.admissions.shutdown()
+        self.door_threads.shutdown()
+        self.catalogue_threads.shutdown()
         if self.watch is not None:
             self.watch.close()
 
@@ -119,7 +118,7 @@ class Service:
         their own, not the shared pool of 40: with dozens of threads contending for the GIL
         with the event loop, served-again answers had a p99 of 1.1 s at 3,500 req/s; on one
         thread, 16 ms at 5,300 req/s (2 workers, 2 cores)."""
-        return await asyncio.get_running_loop().run_in_executor(self.admissions, function, *args)
+        return await self.admissions.run(function, *args)
 
 
 def build_service(settings: Settings) -> Service:
@@ -167,12 +166,9 @@ def build_service(settings: Settings) -> Service:
         document=document, document_json=document_json, routes=routes,
         kept={routes.of(meta.get_openapi).route: Kept.of(document_json),
               site.STYLESHEET_PATH: site.STYLESHEET},
-        admissions=concurrent.futures.ThreadPoolExecutor(settings.admission_threads,
-                                                         thread_name_prefix="admit"),
-        door_threads=concurrent.futures.ThreadPoolExecutor(DOOR_THREADS,
-                                                           thread_name_prefix="door"),
-        catalogue_threads=concurrent.futures.ThreadPoolExecutor(CATALOGUE_THREADS,
-                                                                thread_name_prefix="catalogue"),
+        admissions=Threads(settings.admission_threads, "admit"),
+        door_threads=Threads(DOOR_THREADS, "door"),
+        catalogue_threads=Threads(CATALOGUE_THREADS, "catalogue"),
     )
     if watch is not None:
         seconds = settings.statement_timeout_ms / 1000

@@ -709,8 +709,7 @@ class ResponseCache:
         raised (a 404, a 400), the database unavailable a `ServiceUnavailable`, any other
         failure None (the full way answers it)."""
         try:
-            return await asyncio.get_running_loop().run_in_executor(
-                self.service.catalogue_threads, function, *args)
+            return await self.service.catalogue_threads.run(function, *args)
         except Exception as error:
             state.answer = None
             if problems.database_unavailable(error):

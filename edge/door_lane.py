@@ -24,7 +24,6 @@ counted twice. `AGENDA_DOOR_LANE=false` sends every scan the full way.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 from collections.abc import Callable
@@ -82,8 +81,7 @@ class DoorLane:
         try:
             admission = await admit(self.service, state, self.operation.gate, header,
                                     client_address(scope))
-            data = await asyncio.get_running_loop().run_in_executor(
-                self.service.door_threads, self._scan, admission.caller, body)
+            data = await self.service.door_threads.run(self._scan, admission.caller, body)
         except Exception as error:  # noqa: BLE001 - the full way answers it (a 401, a 503)
             if state.admitted() is not None:
                 self._warn(error)
