@@ -10,7 +10,6 @@ a 503, and so is the next one while it runs.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 
 import orjson
@@ -18,6 +17,7 @@ from sqlalchemy import text
 
 from edge import answers
 from edge.problems import DATABASE_RETRY_AFTER
+from edge.threads import Threads
 
 log = logging.getLogger("agenda")
 PATH = "/healthz"
@@ -32,7 +32,7 @@ class HealthCheck:
         self.app = app
         self.service = service
         self.seconds = min(HEALTH_SECONDS, service.settings.statement_timeout_ms / 1000)
-        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="health")
+        self._thread = Threads(1, "health")
         self._running: asyncio.Future | None = None
 
     async def __call__(self, scope, receive, send):
@@ -48,7 +48,7 @@ class HealthCheck:
 
     async def _database_answers(self) -> bool:
         if self._running is None or self._running.done():
-            self._running = asyncio.get_running_loop().run_in_executor(self._thread, self._ask)
+            self._running = self._thread.run(self._ask)
         try:
             async with asyncio.timeout(self.seconds):
                 return await asyncio.shield(self._running)
