@@ -260,6 +260,12 @@ class DirectStatements:
         raise AssertionError("unreachable")
 
 
+def conninfo(url: str) -> str:
+    """libpq's connection string of a SQLAlchemy URL (its driver's name left out), for the
+    connections made outside an engine's pool."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
 class KeptStatement:
     """One prebuilt statement without parameters, run again and again (one run at a time) on
     the event loop, on a connection of its own in autocommit, prepared: the catalogue stamp
@@ -282,8 +288,7 @@ class KeptStatement:
     _NAME = b"kept"
 
     def __init__(self, url: str, statement, dialect, connect_args: dict, seconds: float):
-        self._conninfo = make_url(url).set(drivername="postgresql").render_as_string(
-            hide_password=False)
+        self._conninfo = conninfo(url)
         self._sql = str(statement.compile(dialect=dialect,
                                           compile_kwargs={"literal_binds": True})).encode()
         self._connect_args = connect_args

@@ -35,8 +35,10 @@ import threading
 
 import psycopg
 from sqlalchemy import event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
+
+from adapters.direct import conninfo
 
 log = logging.getLogger("agenda.watch")
 CATALOGUE = "agenda_catalogue"
@@ -64,8 +66,7 @@ class Watch:
     """The catalogue stamp and live tokens of one database, for one process."""
 
     def __init__(self, database_url: str, *, max_tokens: int = MAX_TOKENS):
-        self._conninfo = make_url(database_url).set(drivername="postgresql").render_as_string(
-            hide_password=False)
+        self._conninfo = conninfo(database_url)
         self._max_tokens = max_tokens
         self._lock = threading.Lock()
         self._listening = False
