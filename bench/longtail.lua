@@ -22,7 +22,11 @@ function init(args)
     cdf[rank] = total
   end
   for rank = 1, #paths do cdf[rank] = cdf[rank] / total end
-  math.randomseed(number * 7919 + 17)
+  -- Seeded afresh at each run (the clock) and for each thread: with a fixed seed every run
+  -- drew the same URLs in the same order as the run before it, so a row after another
+  -- (warm after its warm-up, each turn of an A/B) found kept what it asked first because
+  -- the run before had just asked for it, whatever the bound kept of a uniform draw.
+  math.randomseed(os.time() * 7919 + number * 104729)
   posted = args[3]
   if posted then
     wrk.headers["Accept"] = "application/json, text/event-stream"
