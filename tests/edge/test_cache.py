@@ -15,11 +15,13 @@ from unittest.mock import ANY
 
 import orjson
 import pytest
+import zstandard
 from flask import request
 from sqlalchemy import delete, event, text, update
 
 from agenda.app import create_app
-from edge.cache import KNOWN_URLS, Entry, Keys, LocalEntries
+from agenda.demo import catalogue as demo_data
+from edge.cache import DICTIONARY, KNOWN_URLS, PACK_LEVEL, Entry, Keys, LocalEntries
 from edge.state import PublicAnswer
 from models import importing, organisations, tokens
 from models.artists import Artist
@@ -672,6 +674,22 @@ def test_an_answer_shared_through_redis_is_compressed_and_comes_back_as_built(ba
     back = Entry.unpack(shared)
     assert (back.stamp, back.hour, back.answer) == ("s", 1, PublicAnswer(
         data, b'{"next_cursor":null}', 'W/"t"', basis))
+
+
+def data_of(body: bytes) -> bytes:
+    """The serialized `data` of an answer's envelope, as the cache keeps it."""
+    return body[len(b'{"data":'):body.rindex(b',"meta":')]
+
+
+def test_a_kept_answer_is_compressed_with_the_dictionary_smaller_than_without_it(
+        client, auth, db):
+    demo_data.add_demo_data(db, events=300, seed=5)  # not the agenda it was trained on
+    data = data_of(client.get("/v1/events?limit=50", headers=auth).content)
+    packed = kept(data).packed().data
+    assert zstandard.get_frame_parameters(packed).dict_id == DICTIONARY.dict_id()
+    plain = zstandard.ZstdCompressor(level=PACK_LEVEL).compress(data)
+    assert len(packed) < 0.9 * len(plain)
+    assert Entry.unpack(kept(data).pack()).answer.data == data
 
 
 def test_a_header_out_of_the_documents_bounds_is_refused_although_the_answer_is_kept(
