@@ -385,6 +385,8 @@ class SharedEntries:
     def __init__(self, counters: RedisCounters):
         self.counters = counters
         self._warn = OncePerMinute(log, "Redis unreachable, cached answers are not shared: %s")
+        self._unreadable = OncePerMinute(log, "A cached answer in Redis could not be read, "
+                                              "built again: %s")
 
     @staticmethod
     def key(name: str) -> str:
@@ -399,7 +401,15 @@ class SharedEntries:
         except redis.RedisError as error:
             self._warn(error)
             return None
-        return Entry.unpack(packed) if packed else None
+        if not packed:
+            return None
+        try:
+            return Entry.unpack(packed)
+        except (ValueError, TypeError, struct.error, zstandard.ZstdError) as error:
+            # Not an entry of this layout and dictionary (cut short, or written by something
+            # else under the key): as if there were none; the answer built now replaces it.
+            self._unreadable(error)
+            return None
 
     async def put(self, key: str, entry: Entry) -> None:
         try:
@@ -420,7 +430,7 @@ class SharedEntries:
         except redis.RedisError as error:
             self._warn(error)
             return None
-        if not packed:
+        if not packed or len(packed) < 8:
             return None
         crc, length = struct.unpack(">II", packed[:8])
         return Head(coding, packed[8:], crc, length)

@@ -8,6 +8,7 @@ reads only the token row (with the catalogue stamp), never the catalogue tables.
 import concurrent.futures
 import contextlib
 import datetime as dt
+import os
 import random
 import re
 from pathlib import Path
@@ -15,13 +16,15 @@ from unittest.mock import ANY
 
 import orjson
 import pytest
+import redis
 import zstandard
 from flask import request
 from sqlalchemy import delete, event, text, update
 
 from agenda.app import create_app
 from agenda.demo import catalogue as demo_data
-from edge.cache import DICTIONARY, KNOWN_URLS, PACK_LEVEL, Entry, Keys, LocalEntries
+from edge.cache import (DICTIONARY, KNOWN_URLS, PACK_LEVEL, Entry, Keys, LocalEntries,
+                        SharedEntries)
 from edge.state import PublicAnswer
 from models import importing, organisations, tokens
 from models.artists import Artist
@@ -38,6 +41,7 @@ from tests.factories import (ArtistFactory, EventFactory, OrganisationFactory, P
 from tests.servers import committed, drop_database, migrated_database
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "example-import.jsonl"
+REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 def read_catalogue(seen: list[str], table: str = "events") -> bool:
@@ -690,6 +694,50 @@ def test_a_kept_answer_is_compressed_with_the_dictionary_smaller_than_without_it
     plain = zstandard.ZstdCompressor(level=PACK_LEVEL).compress(data)
     assert len(packed) < 0.9 * len(plain)
     assert Entry.unpack(kept(data).pack()).answer.data == data
+
+
+@pytest.fixture
+def redis_url():
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        pytest.skip(f"Redis does not answer at {REDIS_URL}")
+    return REDIS_URL
+
+
+@pytest.mark.parametrize("written", ["garbage", "cut short", "another dictionary's"])
+def test_an_answer_in_redis_that_cannot_be_read_is_built_again_and_replaced(
+        catalogue_committed, redis_url, written, caplog):
+    url, token = catalogue_committed
+    settings = {"database_url": url, **APP_SETTINGS, "ratelimit_storage": redis_url}
+    workers = [create_app(settings), create_app(settings)]
+    store, key = redis.Redis.from_url(redis_url), SharedEntries.key(
+        Keys.of("/v1/venues", {"limit": 50}))
+    try:
+        with workers[0].test_client() as first, workers[1].test_client() as second:
+            store.delete(key)
+            built = first.get("/v1/venues?limit=50", headers=bearer(token))
+            shared = store.get(key)
+            # The same dictionary under another id: as another release's would be.
+            mine = DICTIONARY.as_bytes()
+            other = zstandard.ZstdCompressionDict(
+                mine[:4] + (DICTIONARY.dict_id() + 1).to_bytes(4, "little") + mine[8:])
+            store.set(key, {"garbage": b"\x00garbage",
+                            "cut short": shared[:len(shared) // 2],
+                            "another dictionary's": shared[:-len(Entry.unpack(shared).packed()
+                                                                 .data)]
+                            + zstandard.ZstdCompressor(dict_data=other).compress(
+                                data_of(built.content))}[written])
+            again = second.get("/v1/venues?limit=50", headers=bearer(token))
+            replaced = Entry.unpack(store.get(key))
+    finally:
+        for worker in workers:
+            worker.service.close()
+    assert again.status_code == 200
+    assert again.headers["x-cache"] == "miss"
+    assert again.json()["data"] == built.json()["data"]
+    assert replaced.answer.data == data_of(built.content)
+    assert "could not be read" in caplog.text
 
 
 def test_a_header_out_of_the_documents_bounds_is_refused_although_the_answer_is_kept(
