@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import os
 import subprocess
 import sys
 import urllib.request
@@ -40,7 +41,8 @@ def main() -> None:
     options.add_argument("--events", type=int, default=10_000)
     options.add_argument("--size", type=int, default=32 * 1024)
     args = options.parse_args()
-    server_url = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+    server_url = os.environ.get("AGENDA_BENCH_DATABASE_URL",
+                                "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
     env, token = prepared(database(server_url, f"agenda_bench_{args.events}", keep=True))
     agenda(env, "demo-data", "--events", str(args.events), "--seed", "1")
     maintain(env["AGENDA_DATABASE_URL"])
