@@ -24,16 +24,11 @@ import urllib.request
 
 import zstandard
 
+from edge.answers import data_of
 from run import BIN, PORT, ROOT, agenda, database, maintain, prepared, serve, stop
 
 OUTPUT = ROOT / "edge" / "answers.zdict"
 SITE = "https://agenda.example"
-_DATA, _META = b'{"data":', b',"meta":'
-
-
-def data_of(body: bytes) -> bytes:
-    """The serialized `data` of an envelope `{"data": ..., "meta": {...}}`, as it is kept."""
-    return body[len(_DATA):body.rindex(_META)]
 
 
 def main() -> None:

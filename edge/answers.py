@@ -23,6 +23,11 @@ def envelope(data: bytes, request_id: str, meta: bytes = b"{}") -> bytes:
     return b"".join((_DATA, data, _REQUEST_ID, *_tail(request_id, meta)))
 
 
+def data_of(body: bytes) -> bytes:
+    """The serialized `data` of an envelope's bytes, as `envelope` was given it."""
+    return body[len(_DATA):body.rindex(b',"meta":')]
+
+
 def without_request_id(data: bytes, meta: bytes = b"{}") -> bytes:
     """`{"data": ..., "meta": {**meta}}`: the envelope of an answer that is not HTTP's, with
     no request id of its own (an MCP tool's result, mcp_server/tools.py)."""

@@ -94,7 +94,7 @@ SHARED_TTL = 3600
 # The layout of a packed entry (`Entry.pack`) and of a compressed head (`SharedEntries.
 # put_head`), named in their Redis keys with the id of the dictionary entries are compressed
 # with (`DICTIONARY`).
-LAYOUT = 8
+LAYOUT = 7
 # Says whether a public answer was kept or built for this request (as CDNs say it): for
 # operators and the benchmark's hit ratio (bench/run.py).
 HIT, MISS = (b"x-cache", b"hit"), (b"x-cache", b"miss")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 
 import pytest
+import redis
 from sqlalchemy import event
 
 from adapters.direct import PLANNED_ONCE_RUNNER, rows
@@ -162,3 +164,19 @@ def committing(request, worker_id):
     yield url, engine
     engine.dispose()
     drop_database(url)
+
+
+# The Redis of the tests whose processes share limits or kept answers.
+REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture(scope="session")
+def redis_url():
+    """`REDIS_URL`, once it answers: the test is skipped without it, failed in CI."""
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        if os.environ.get("CI"):
+            pytest.fail(f"Redis does not answer at {REDIS_URL}")
+        pytest.skip(f"Redis does not answer at {REDIS_URL}")
+    return REDIS_URL

@@ -8,7 +8,6 @@ reads only the token row (with the catalogue stamp), never the catalogue tables.
 import concurrent.futures
 import contextlib
 import datetime as dt
-import os
 import random
 import re
 from pathlib import Path
@@ -23,6 +22,7 @@ from sqlalchemy import delete, event, text, update
 
 from agenda.app import create_app
 from agenda.demo import catalogue as demo_data
+from edge.answers import data_of
 from edge.cache import (DICTIONARY, KNOWN_URLS, PACK_LEVEL, Entry, Keys, LocalEntries,
                         SharedEntries)
 from edge.state import PublicAnswer
@@ -41,7 +41,6 @@ from tests.factories import (ArtistFactory, EventFactory, OrganisationFactory, P
 from tests.servers import committed, drop_database, migrated_database
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "example-import.jsonl"
-REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 def read_catalogue(seen: list[str], table: str = "events") -> bool:
@@ -680,11 +679,6 @@ def test_an_answer_shared_through_redis_is_compressed_and_comes_back_as_built(ba
         data, b'{"next_cursor":null}', 'W/"t"', basis))
 
 
-def data_of(body: bytes) -> bytes:
-    """The serialized `data` of an answer's envelope, as the cache keeps it."""
-    return body[len(b'{"data":'):body.rindex(b',"meta":')]
-
-
 def test_a_kept_answer_is_compressed_with_the_dictionary_smaller_than_without_it(
         client, auth, db):
     demo_data.add_demo_data(db, events=300, seed=5)  # not the agenda it was trained on
@@ -696,23 +690,14 @@ def test_a_kept_answer_is_compressed_with_the_dictionary_smaller_than_without_it
     assert Entry.unpack(kept(data).pack()).answer.data == data
 
 
-@pytest.fixture
-def redis_url():
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        pytest.skip(f"Redis does not answer at {REDIS_URL}")
-    return REDIS_URL
-
-
-@pytest.mark.parametrize("written", ["garbage", "cut short", "another dictionary's"])
+# Each case a URL of its own (`limit`): the tests of other processes share the Redis.
+@pytest.mark.parametrize(("written", "limit"), [
+    ("garbage", 41), ("cut short", 42), ("another dictionary's", 43)])
 def test_an_answer_in_redis_that_cannot_be_read_is_built_again_and_replaced(
-        catalogue_committed, redis_url, written, caplog):
+        catalogue_committed, redis_url, written, limit, caplog):
     url, token = catalogue_committed
     settings = {"database_url": url, **APP_SETTINGS, "ratelimit_storage": redis_url}
     workers = [create_app(settings), create_app(settings)]
-    # A URL of this case's own: the tests of other processes share the Redis.
-    limit = 41 + ["garbage", "cut short", "another dictionary's"].index(written)
     page = f"/v1/venues?limit={limit}"
     store, key = redis.Redis.from_url(redis_url), SharedEntries.key(
         Keys.of("/v1/venues", {"limit": limit}))

@@ -22,7 +22,6 @@ from edge.limits import Usage
 from models import organisations, tokens
 from tests.servers import AGENDA, agenda_serve, committed, drop_database, migrated_database
 
-REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "example-import.jsonl")
 
 
@@ -35,17 +34,6 @@ def database(worker_id):
         token = tokens.create_token(session, organisation=owner, name="cache", scopes=["read"])[1]
     yield url, token
     drop_database(url)
-
-
-@pytest.fixture
-def redis_url():
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        if os.environ.get("CI"):
-            pytest.fail(f"Redis does not answer at {REDIS_URL}")
-        pytest.skip(f"Redis does not answer at {REDIS_URL}")
-    return REDIS_URL
 
 
 def _agenda(url: str, *args: str) -> None:

@@ -5,7 +5,6 @@
 
 import asyncio
 import gzip
-import os
 
 import brotli
 import pytest
@@ -18,7 +17,6 @@ from tests.conftest import APP_SETTINGS
 from tests.edge.test_cache import bearer, catalogue_committed  # noqa: F401 - a fixture
 from tests.factories import EventFactory
 
-REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 REQUEST_ID = "0b0e4a4e-8a2e-4c53-9d0c-5d1e3f0a7b21"
 PAGE = "/v1/events?limit=100"
 
@@ -170,20 +168,16 @@ def test_the_accept_encoding_header_is_read_as_rfc_9110_says():
 
 
 def test_a_kept_answer_read_by_another_worker_is_not_compressed_again(
-        catalogue_committed, compressions):  # noqa: F811 - the imported fixture
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        pytest.skip(f"Redis does not answer at {REDIS_URL}")
+        catalogue_committed, compressions, redis_url):  # noqa: F811 - the imported fixture
     url, token = catalogue_committed
-    settings = {"database_url": url, **APP_SETTINGS, "ratelimit_storage": REDIS_URL}
+    settings = {"database_url": url, **APP_SETTINGS, "ratelimit_storage": redis_url}
     workers = [create_app(settings), create_app(settings)]
     page = "/v1/events?limit=50"
     try:
         with workers[0].test_client() as first, workers[1].test_client() as second:
             plain = first.get(page, headers={**bearer(token), "Accept-Encoding": "identity"})
             # Left by an earlier run: this test starts with the head uncompressed.
-            redis.Redis.from_url(REDIS_URL).delete(
+            redis.Redis.from_url(redis_url).delete(
                 cache.SharedEntries.head_key(plain.headers["etag"], "gzip"))
             answers = [client.get(page, headers={**bearer(token), "Accept-Encoding": "gzip"})
                        for client in (first, second, second, first)]

@@ -22,7 +22,6 @@ from models.errors import RateLimited
 from models.tokens import Caller
 from tests.servers import agenda_serve, committed, free_port
 
-REDIS_URL = os.environ.get("AGENDA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 def _redis_answers(url: str) -> bool:
@@ -30,15 +29,6 @@ def _redis_answers(url: str) -> bool:
         return redis.Redis.from_url(url, socket_connect_timeout=1).ping()
     except redis.RedisError:
         return False
-
-
-@pytest.fixture(scope="module")
-def redis_url():
-    if not _redis_answers(REDIS_URL):
-        if os.environ.get("CI"):
-            pytest.fail(f"Redis does not answer at {REDIS_URL}")
-        pytest.skip(f"Redis does not answer at {REDIS_URL}")
-    return REDIS_URL
 
 
 def _committed_token(database_url: str, **limits) -> str:
