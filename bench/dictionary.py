@@ -10,7 +10,9 @@ kept answer compresses (edge/cache.py). The answers are built for the site
 https://agenda.example, not the benchmark's, so that its URLs are no closer to the
 dictionary than a deployment's. Run it again when what the answers hold changes shape (a
 field added or renamed): an outdated dictionary costs ratio, never correctness, and a new
-one has a new id, which the Redis keys of kept answers name.
+one has a new id, which the Redis keys of kept answers name. The same agenda on the same
+day gives the same bytes; the demo agenda's lists start today, so another day gives
+another dictionary: commit one with the measurement of its ratio (bench/RESULTS.md).
 """
 
 from __future__ import annotations
