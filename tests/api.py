@@ -11,14 +11,14 @@ from sqlalchemy import event
 
 from models.calendar import today
 
-# The agenda's calendar is Europe/Amsterdam, whatever the clock of the test machine.
-TODAY = today()
 SITE = "http://127.0.0.1:8080"  # the `app` fixture's site URL
 
 
 def day(offset: int) -> dt.date:
-    """The date `offset` days from today in the agenda's calendar."""
-    return TODAY + dt.timedelta(days=offset)
+    """The date `offset` days from today in the agenda's calendar (Europe/Amsterdam, whatever
+    the test machine's zone), read when it is asked: a run that crosses Amsterdam's midnight
+    builds each test's agenda on the day the service then reads."""
+    return today() + dt.timedelta(days=offset)
 
 
 def page(client, auth, path: str, **params) -> dict:

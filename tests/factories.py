@@ -11,7 +11,7 @@ from factory.alchemy import SQLAlchemyModelFactory
 
 from models.artists import Artist
 from models.db import new_id, now
-from models import facets, festivals
+from models import calendar, facets, festivals
 from models.events import Event, EventArtist, EventGenre, denormalize
 from models.organisations import Organisation
 from models.people import Mark, Membership, Person
@@ -114,7 +114,7 @@ class EventFactory(_Base):
     id = factory.LazyFunction(lambda: new_id("evt"))
     title = factory.Sequence(lambda n: f"Night {n}")
     slug = factory.LazyAttribute(lambda event: f"{fold(event.title).replace(' ', '-')}-{event.id[-6:]}")
-    date = factory.LazyFunction(lambda: dt.date.today() + dt.timedelta(days=1))
+    date = factory.LazyFunction(lambda: calendar.today() + dt.timedelta(days=1))
     end_date = None
     start = "23:00"
     end = "06:00"
@@ -165,7 +165,7 @@ class ReleaseFactory(_Base):
     id = factory.LazyFunction(lambda: new_id("rel"))
     title = factory.Sequence(lambda n: f"Track {n}")
     type = "single"
-    release_date = factory.LazyFunction(lambda: dt.date.today() - dt.timedelta(days=7))
+    release_date = factory.LazyFunction(lambda: calendar.today() - dt.timedelta(days=7))
     genre = "Techno"
     spotify_url = "https://open.spotify.example/track/1"
     apple_music_url = None
@@ -269,7 +269,7 @@ class TokenReportFactory(_Base):
 
     id = factory.LazyFunction(lambda: new_id("rep"))
     event_id = factory.LazyFunction(
-        lambda: EventFactory(festival_key="test-fest", season=dt.date.today().year).id)
+        lambda: EventFactory(festival_key="test-fest", season=calendar.today().year).id)
     person_id = None
     paid = 50.0
     tokens = 20.0

@@ -42,19 +42,19 @@ def unlimited(app, monkeypatch):
 @pytest.fixture
 def catalogue(db):
     """A small but varied agenda, so responses are checked with real content in them."""
-    today = dt.date.today()
+    day = today()
     artists = [ArtistFactory(agency={"name": "Agency", "url": "https://agency.example"},
                              aliases=["A.K.A."]), ArtistFactory()]
     venue = VenueFactory(facts={"capacity": 1500, "rooms": "2", "parking": "no"})
     EventFactory(venue=venue, acts=artists, genre_names=["Techno", "Acid"],
                  timetable={"Main": [["23:00", artists[0].name]]},
                  maps=[{"label": "Site", "image_url": "https://img.example/m.png", "source": None}])
-    EventFactory(date=today, end_date=today + dt.timedelta(days=2), festival_key="fest",
-                 season=today.year, price=None, price_max=None, ticket_url=None,
-                 postponed_to=today + dt.timedelta(days=40), rules=["18+"], dress="Black")
+    EventFactory(date=day, end_date=day + dt.timedelta(days=2), festival_key="fest",
+                 season=day.year, price=None, price_max=None, ticket_url=None,
+                 postponed_to=day + dt.timedelta(days=40), rules=["18+"], dress="Black")
     EventFactory(cancelled=True, cancel_reason="Storm", price=0, price_max=0)
     # A festival with reports and a profile with badges: found when a generated id is theirs.
-    festival = EventFactory(id="festival", festival_key="fest", season=today.year - 1)
+    festival = EventFactory(id="festival", festival_key="fest", season=day.year - 1)
     for channel in ("presale", "onsite", "onsite"):
         TokenReportFactory(event_id=festival.id, channel=channel)
     person = PersonFactory(id="person", handle="raver")

@@ -5,10 +5,10 @@ import datetime as dt
 import pytest
 
 from models.db import now
+from tests.api import day
 from tests.factories import (EventFactory, MarkFactory, OrganisationFactory, PersonFactory,
                              TicketFactory)
 
-TODAY = dt.date.today()
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def headers(bearer_of):
 
 @pytest.fixture
 def event(organisation):
-    return EventFactory(organisation=organisation, date=TODAY + dt.timedelta(days=10))
+    return EventFactory(organisation=organisation, date=day(10))
 
 
 def _attendance(client, headers, key):
@@ -111,11 +111,11 @@ def test_ages_in_bands_and_small_bands_hidden_below_min_cell(client, headers, ev
 
 
 def test_genres_by_each_persons_most_attended_genre(client, headers, event):
-    techno = EventFactory(genre_names=["Techno"], date=TODAY - dt.timedelta(days=40))
-    acid = EventFactory(genre_names=["Acid"], date=TODAY - dt.timedelta(days=30))
-    house_techno = EventFactory(genre_names=["House", "Techno"], date=TODAY - dt.timedelta(days=20))
-    hardstyle = EventFactory(genre_names=["Hardstyle"], date=TODAY - dt.timedelta(days=10))
-    dnb = EventFactory(genre_names=["Drum & Bass"], date=TODAY - dt.timedelta(days=5))
+    techno = EventFactory(genre_names=["Techno"], date=day(-40))
+    acid = EventFactory(genre_names=["Acid"], date=day(-30))
+    house_techno = EventFactory(genre_names=["House", "Techno"], date=day(-20))
+    hardstyle = EventFactory(genre_names=["Hardstyle"], date=day(-10))
+    dnb = EventFactory(genre_names=["Drum & Bass"], date=day(-5))
     for someone in _going(event, 10):
         _attended(someone, techno)
     # Acid twice on one night is one event: Techno 1, Acid 1, and Techno comes first in the list.

@@ -115,7 +115,7 @@ def test_a_user_badges_cursor_is_bound_to_the_profile(client, auth, db):
 
 def test_a_scan_through_the_api_shows_on_the_profile(client, auth, db, make_token):
     person = PersonFactory()
-    event = EventFactory(date=dt.date.today(), start="00:00", end="23:59")
+    event = EventFactory(date=api.day(0), start="00:00", end="23:59")
     ticket = TicketFactory(event_id=event.id, person_id=person.id)
     door = {"Authorization": f"Bearer {make_token('scan', organisation=event.organisation)}"}
     assert client.post("/v1/scan", json={"code": ticket.code}, headers=door).json()["data"]["ok"]

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from models import door
+from tests.api import day
 from tests.factories import EventFactory, TicketFactory
 from tests.factories import tonight_event as tonight
 
@@ -77,7 +78,7 @@ def test_a_void_ticket_is_refused(client, door_token, organisation):
 
 
 def test_a_ticket_for_another_day_is_not_today(client, door_token, organisation):
-    event = EventFactory(organisation=organisation, date=dt.date.today() + dt.timedelta(days=3))
+    event = EventFactory(organisation=organisation, date=day(3))
     TicketFactory(event_id=event.id, code="LATER123")
     verdict = _scan(client, door_token, code="LATER123")
     assert verdict["status"] == "not_today" and "doors open" in verdict["reason"]
@@ -85,7 +86,7 @@ def test_a_ticket_for_another_day_is_not_today(client, door_token, organisation)
 
 
 def test_the_same_code_at_two_events_scans_tonights(client, door_token, organisation):
-    last_week = EventFactory(organisation=organisation, date=dt.date.today() - dt.timedelta(days=7))
+    last_week = EventFactory(organisation=organisation, date=day(-7))
     event = tonight(organisation=organisation)
     TicketFactory(event_id=last_week.id, code="SAME1234")
     TicketFactory(event_id=event.id, code="SAME1234")

@@ -4,16 +4,15 @@ the catalogue in the very next result, whoever wrote it."""
 
 from __future__ import annotations
 
-import datetime as dt
 
 import pytest
 from sqlalchemy import text
 
 from models import tokens
 from tests import factories
+from tests.api import day
 from tests.mcp_server.client import connected, run
 
-TODAY = dt.date.today()
 
 
 @pytest.fixture(scope="module")
@@ -21,12 +20,12 @@ def zwolle(committed):
     """Two nights in Zwolle, one in Venlo, and a live token with the scope read."""
     organisation = factories.OrganisationFactory(name="Kept Answers")
     venue = factories.VenueFactory(name="Cache Club", city="Zwolle")
-    nights = [factories.EventFactory(title=f"Zwolle {day}", venue=venue,
+    nights = [factories.EventFactory(title=f"Zwolle {offset}", venue=venue,
                                      organisation=organisation,
-                                     date=TODAY + dt.timedelta(days=day)) for day in (2, 3)]
+                                     date=day(offset)) for offset in (2, 3)]
     elsewhere = factories.EventFactory(title="Venlo Night", venue__city="Venlo",
                                        organisation=organisation,
-                                       date=TODAY + dt.timedelta(days=2))
+                                       date=day(2))
     _, token = tokens.create_token(committed, organisation=organisation, name="kept",
                                    scopes=["read"])
     committed.commit()
@@ -52,9 +51,9 @@ def test_a_tools_result_is_kept_and_served_again_to_a_get_of_the_same_query(serv
                                                                             rest):
     headers = {"Authorization": f"Bearer {zwolle['token']}"}
     result = _tool(served.site, zwolle["token"], "search_events",
-                   {"city": "Zwolle", "date_from": TODAY.isoformat(), "limit": 5})
+                   {"city": "Zwolle", "date_from": day(0).isoformat(), "limit": 5})
     # The same query spelled as a URL, its parameters in another order.
-    got = rest.get("/v1/events", params={"limit": 5, "from": TODAY.isoformat(),
+    got = rest.get("/v1/events", params={"limit": 5, "from": day(0).isoformat(),
                                          "city": "Zwolle"}, headers=headers)
     assert got.status_code == 200
     assert got.headers["x-cache"] == "hit"

@@ -4,7 +4,6 @@ by the document, text content compact, the server's version told, write tools hi
 
 from __future__ import annotations
 
-import datetime as dt
 from importlib import metadata
 
 import jsonschema
@@ -15,9 +14,9 @@ from mcp.types import SERVER_INFO_META_KEY
 from edge.openapi import resolve
 from models import tokens
 from tests import factories
+from tests.api import day
 from tests.mcp_server.client import ERAS, call, connected, run
 
-TODAY = dt.date.today()
 # The keywords that bound a value, compared between a tool argument and its REST parameter.
 BOUNDS = ("enum", "minimum", "maximum", "minLength", "maxLength", "format")
 # Tool -> (REST operation, {argument: the parameter or body field it stands for}).
@@ -49,13 +48,13 @@ def strict(committed):
     """A token of every MCP scope of its own (the other modules' have their minutes' use)."""
     organisation = factories.OrganisationFactory(name="Strict Beats")
     techno = factories.EventFactory(title="Strict Techno Night", organisation=organisation,
-                                    genre_names=["Techno"], date=TODAY + dt.timedelta(days=3))
+                                    genre_names=["Techno"], date=day(3))
     factories.EventFactory(title="Strict House Night", organisation=organisation,
-                           genre_names=["House"], date=TODAY + dt.timedelta(days=3))
-    for day in range(30):
-        factories.EventFactory(title=f"Strict filler {day}", organisation=organisation,
+                           genre_names=["House"], date=day(3))
+    for n in range(30):
+        factories.EventFactory(title=f"Strict filler {n}", organisation=organisation,
                                genre_names=["Disco"],
-                               date=TODAY + dt.timedelta(days=4 + day % 5))
+                               date=day(4 + n % 5))
     _, token = tokens.create_token(committed, organisation=organisation, name="strict",
                                    scopes=["read", "attendance", "scan"])
     committed.commit()

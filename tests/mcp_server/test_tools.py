@@ -3,7 +3,6 @@ REST API answers for the same query, pages with its cursors, and stays within th
 
 from __future__ import annotations
 
-import datetime as dt
 
 import pytest
 
@@ -14,7 +13,6 @@ from tests.handlers import test_door as door
 from tests.mcp_server.client import ERAS, call, connected, run
 from tests.servers import agenda_serve
 
-TODAY = dt.date.today()
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +22,10 @@ def agenda(committed):
     venue = factories.VenueFactory(name="Shelter", city="Amsterdam")
     artist = factories.ArtistFactory(name="Aurora Halal")
     night = factories.EventFactory(title="Shelter Night", venue=venue, organisation=organisation,
-                                   external_ticketing=True, date=TODAY + dt.timedelta(days=2))
-    for day in range(3, 6):
-        factories.EventFactory(title=f"Later {day}", venue=venue, organisation=organisation,
-                               date=TODAY + dt.timedelta(days=day))
+                                   external_ticketing=True, date=api.day(2))
+    for offset in range(3, 6):
+        factories.EventFactory(title=f"Later {offset}", venue=venue, organisation=organisation,
+                               date=api.day(offset))
     report = factories.TokenReportFactory()
     factories.ReleaseFactory(credits=[artist])
     person = members.create_person(committed, email="mila@mail.example", handle="mila",
@@ -59,9 +57,9 @@ def _same_queries(agenda):
          "/events", {"city": "amsterdam", "facets": "genre,city,date", "limit": 2}),
         ("search_events", {"q": "shelter", "has_tickets": True, "max_price": 30,
                            "lat": 52.37, "lng": 4.9, "radius_km": 10,
-                           "date_from": TODAY.isoformat()}, "/events",
+                           "date_from": api.day(0).isoformat()}, "/events",
          {"q": "shelter", "has_tickets": "true", "max_price": 30, "lat": 52.37, "lng": 4.9,
-          "radius_km": 10, "from": TODAY.isoformat()}),
+          "radius_km": 10, "from": api.day(0).isoformat()}),
         ("get_event", {"id": event.slug}, f"/events/{event.slug}", {}),
         ("get_token_prices", {"event_id": festival}, f"/events/{festival}/token-prices", {}),
         ("list_token_reports", {"event_id": festival}, f"/events/{festival}/token-reports", {}),
@@ -191,8 +189,8 @@ def test_a_bad_argument_is_named_as_the_tool_names_it(served, committed, era):
     _, token = tokens.create_token(committed, organisation=organisation, name="dates",
                                    scopes=["read"])
     committed.commit()
-    backwards = {"date_from": TODAY.isoformat(),
-                 "date_to": (TODAY - dt.timedelta(days=1)).isoformat()}
+    backwards = {"date_from": api.day(0).isoformat(),
+                 "date_to": api.day(-1).isoformat()}
 
     result = call(served.site, era, token, "search_events", backwards)
     assert result.is_error

@@ -8,7 +8,7 @@ import functools
 from sqlalchemy import select
 
 from adapters.direct import rows
-from models import badges, deliveries, door, importing
+from models import badges, calendar, deliveries, door, importing
 from models.badges import EarnedBadge
 from models.db import now
 from tests.factories import EventFactory, PersonFactory, TicketFactory, TokenReportFactory, VenueFactory
@@ -94,7 +94,7 @@ def test_festivals_count_only_festival_editions(db):
 
 def test_a_scan_at_the_door_awards_the_holder(db):
     person = PersonFactory()
-    event = EventFactory(date=dt.date.today(), start="00:00", end="23:59")
+    event = EventFactory(date=calendar.today(), start="00:00", end="23:59")
     ticket = TicketFactory(event_id=event.id, person_id=person.id)
     at = now()
     verdict = door.scan(functools.partial(rows, db.connection()), door.within(db),
