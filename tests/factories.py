@@ -11,7 +11,7 @@ from factory.alchemy import SQLAlchemyModelFactory
 
 from models.artists import Artist
 from models.db import new_id, now
-from models import calendar, facets, festivals
+from models import facets, festivals
 from models.events import Event, EventArtist, EventGenre, denormalize
 from models.organisations import Organisation
 from models.people import Mark, Membership, Person
@@ -19,6 +19,7 @@ from models.tickets import Ticket
 from models.releases import Release, ReleaseArtist
 from models.text import fold
 from models.venues import Venue
+from tests.api import day
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 
@@ -114,7 +115,7 @@ class EventFactory(_Base):
     id = factory.LazyFunction(lambda: new_id("evt"))
     title = factory.Sequence(lambda n: f"Night {n}")
     slug = factory.LazyAttribute(lambda event: f"{fold(event.title).replace(' ', '-')}-{event.id[-6:]}")
-    date = factory.LazyFunction(lambda: calendar.today() + dt.timedelta(days=1))
+    date = factory.LazyFunction(lambda: day(1))
     end_date = None
     start = "23:00"
     end = "06:00"
@@ -165,7 +166,7 @@ class ReleaseFactory(_Base):
     id = factory.LazyFunction(lambda: new_id("rel"))
     title = factory.Sequence(lambda n: f"Track {n}")
     type = "single"
-    release_date = factory.LazyFunction(lambda: calendar.today() - dt.timedelta(days=7))
+    release_date = factory.LazyFunction(lambda: day(-7))
     genre = "Techno"
     spotify_url = "https://open.spotify.example/track/1"
     apple_music_url = None
@@ -269,7 +270,7 @@ class TokenReportFactory(_Base):
 
     id = factory.LazyFunction(lambda: new_id("rep"))
     event_id = factory.LazyFunction(
-        lambda: EventFactory(festival_key="test-fest", season=calendar.today().year).id)
+        lambda: EventFactory(festival_key="test-fest", season=day(0).year).id)
     person_id = None
     paid = 50.0
     tokens = 20.0

@@ -10,7 +10,6 @@ from tests.factories import (EventFactory, MarkFactory, OrganisationFactory, Per
                              TicketFactory)
 
 
-
 @pytest.fixture
 def headers(bearer_of):
     return bearer_of("attendance")

@@ -4,7 +4,6 @@ the catalogue in the very next result, whoever wrote it."""
 
 from __future__ import annotations
 
-
 import pytest
 from sqlalchemy import text
 
@@ -12,7 +11,6 @@ from models import tokens
 from tests import factories
 from tests.api import day
 from tests.mcp_server.client import connected, run
-
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ REST API answers for the same query, pages with its cursors, and stays within th
 
 from __future__ import annotations
 
-
 import pytest
 
 from models import members, tokens
@@ -12,7 +11,6 @@ from tests import api, factories
 from tests.handlers import test_door as door
 from tests.mcp_server.client import ERAS, call, connected, run
 from tests.servers import agenda_serve
-
 
 
 @pytest.fixture(scope="module")

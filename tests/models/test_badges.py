@@ -8,9 +8,10 @@ import functools
 from sqlalchemy import select
 
 from adapters.direct import rows
-from models import badges, calendar, deliveries, door, importing
+from models import badges, deliveries, door, importing
 from models.badges import EarnedBadge
 from models.db import now
+from tests.api import day
 from tests.factories import EventFactory, PersonFactory, TicketFactory, TokenReportFactory, VenueFactory
 
 NIGHT = 1_760_000_000
@@ -94,7 +95,7 @@ def test_festivals_count_only_festival_editions(db):
 
 def test_a_scan_at_the_door_awards_the_holder(db):
     person = PersonFactory()
-    event = EventFactory(date=calendar.today(), start="00:00", end="23:59")
+    event = EventFactory(date=day(0), start="00:00", end="23:59")
     ticket = TicketFactory(event_id=event.id, person_id=person.id)
     at = now()
     verdict = door.scan(functools.partial(rows, db.connection()), door.within(db),

@@ -11,13 +11,14 @@ from hypothesis import strategies as st
 from marshmallow import fields, post_dump
 from marshmallow.experimental.context import Context
 
-from models import artists, calendar, events, venues
+from models import artists, events, venues
 from models.events import EventSummary, OrganisationRef, VenueRef
 from openapi.schemas import OutputSchema
 from openapi.schemas.artists import ArtistDetailSchema
 from openapi.schemas.events import EventDetailSchema, EventSummarySchema
 from openapi.schemas.venues import VenueDetailSchema
 from tests import factories
+from tests.api import day
 
 SITE = {"site_url": "https://agenda.example"}
 
@@ -62,7 +63,7 @@ def test_an_event_summary_dumps_as_marshmallow_dumps_it(summary):
 def test_the_detail_answers_dump_as_marshmallow_dumps_them(db, monkeypatch):
     act = factories.ArtistFactory()
     event = factories.EventFactory(acts=[act], genre_names=("Techno", "House"))
-    today = calendar.today()
+    today = day(0)
     for schema, obj in [
             (EventDetailSchema(), events.get_event(db, event.id)),
             (VenueDetailSchema(), venues.get_venue(db, event.venue_id, today=today)),
