@@ -31,7 +31,7 @@ from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, s
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from adapters.direct import session_rows
+from adapters.direct import planned_once, session_rows
 from models.db import Base
 from models.errors import BadRequest
 from models import events
@@ -191,9 +191,24 @@ def _multi_day(shaped: tuple) -> Select:
     on a row of its own, genre None)."""
     running = events.matching(shaped, (_event.id, _event.date, _event.last_date,
                                        _event.city_key), "multi_day").subquery()
-    return (select(running.c.id, running.c.date, running.c.last_date, running.c.city_key,
-                   _genre.genre)
-            .outerjoin_from(running, EventGenre.__table__, _genre.event_id == running.c.id))
+    return _planned(
+        select(running.c.id, running.c.date, running.c.last_date, running.c.city_key,
+               _genre.genre)
+        .outerjoin_from(running, EventGenre.__table__, _genre.event_id == running.c.id),
+        shaped)
+
+
+def _planned(statement: Select, shaped: tuple | None) -> Select:
+    """A statement of the kept counts, or of the multi-day events of `shaped` with them,
+    marked to be planned once (`planned_once`): each reads a range of an index whose key
+    its values name, whatever they are, where planning them at each run cost PostgreSQL a
+    third of a faceted answer's CPU (bench/RESULTS.md). Not one that reads an
+    organisation's events: a plan made for any organisation walks its ordered index (a few
+    events, for most), the busiest's thousands for the few that run several days
+    (`ix_events_running`)."""
+    if shaped is not None and "organisation_id" in shaped[0]:
+        return statement
+    return planned_once(statement)
 
 
 # Filters that the kept counts know; any other given filter counts the matching rows, which
@@ -227,11 +242,16 @@ def _kept(filters: EventFilters) -> bool:
 _counts, _months = EventDayCount.__table__.c, EventMonthCount.__table__.c
 _TABLES = {"days": _counts, "months": _months}
 _event, _genre = Event.__table__.c, EventGenre.__table__.c
-# Events starting on each day of a window, from the kept counts.
-_KEPT_DAYS = select(_counts.date, _counts.events).where(
+# Events starting on each day of a window, from the kept counts (planned once: `_planned`):
+# the totals (every city, every genre) through their partial index, which a plan made once
+# for any values cannot choose for a parameter (its condition names the values), and a
+# city's or a genre's.
+_KEPT_DAYS_RANGE = select(_counts.date, _counts.events).where(
     _counts.organisation_id == bindparam("owner"),
-    _counts.date.between(bindparam("date_from"), bindparam("date_to")),
-    _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre"))
+    _counts.date.between(bindparam("date_from"), bindparam("date_to")))
+_KEPT_TOTALS = planned_once(_KEPT_DAYS_RANGE.where(text(_TOTALS)))
+_KEPT_DAYS = planned_once(_KEPT_DAYS_RANGE.where(
+    _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre")))
 
 
 def _top(session: Session, filters: EventFilters, facet: str, today: dt.date,
@@ -239,7 +259,7 @@ def _top(session: Session, filters: EventFilters, facet: str, today: dt.date,
     """The TOP values of `facet` ("genre" or "city_key") by count, highest first. With the
     kept counts (`running` given), the events that began before `from` and still run are
     counted with them only when there are any: most often there are none, and the
-    statement of the kept counts alone is a quarter of the planning."""
+    statement of the kept counts alone reads less."""
     first = filters.date_from or today
     values = events.params(filters, today)
     if running is not None:
@@ -275,8 +295,8 @@ def _kept_top(facet: str, shaped: tuple | None, spans: tuple) -> Select:
     if shaped is not None:
         kept.append(_grouped(shaped, facet, "running"))
     parts = union_all(*kept).subquery()
-    return _ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
-                   .group_by(parts.c.value), facet)
+    return _planned(_ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
+                            .group_by(parts.c.value), facet), shaped)
 
 
 @functools.lru_cache(maxsize=256)
@@ -356,7 +376,12 @@ def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date]
         "scope_genre": _scope_value(filters, "genre"), "owner": filters.organisation_id or ALL}
     shaped = events.shape(on_day)
     counts: dict[dt.date, int] = {}
-    statement = _KEPT_DAYS if running is not None else _live_days(shaped)
+    if running is None:
+        statement = _live_days(shaped)
+    elif values["scope_city"] == values["scope_genre"] == ALL:
+        statement = _KEPT_TOTALS
+    else:
+        statement = _KEPT_DAYS
     for day, n in session_rows(session, statement, values):
         counts[day] = counts.get(day, 0) + n
     # The days after the first of multi-day events (those the start-day counts miss).

@@ -87,18 +87,22 @@ def postgres(db):
                     "index nor row versions")
 
 
-def _run(session, filters: events.EventFilters) -> list[tuple[str, tuple]]:
-    """Each statement (SQL and parameters) `list_events` runs on the events table."""
+def _run(session, filters: events.EventFilters, *, table: str = "events",
+         run=events.list_events) -> list[tuple[str, tuple]]:
+    """Each statement (SQL and parameters) `list_events` (or `run`) runs on `table`."""
     captured = []
 
     def capture(_conn, _cursor, statement, parameters, _context, _many):
-        if "FROM events" in statement:
+        if f"FROM {table}" in statement:
             captured.append((statement, parameters))
 
     engine = session.get_bind().engine
     sa_event.listen(engine, "before_cursor_execute", capture)
     try:
-        events.list_events(session, filters=filters, today=TODAY, after=None, limit=25)
+        if run is events.list_events:
+            run(session, filters=filters, today=TODAY, after=None, limit=25)
+        else:
+            run(session, filters=filters, today=TODAY)
     finally:
         sa_event.remove(engine, "before_cursor_execute", capture)
     return captured
@@ -208,10 +212,10 @@ def test_every_list_query_is_planned_for_its_own_values_unless_marked(db):
 PLANNED_ONCE = ("no filter", "date window", "city", "genre", "price", "radius", "q")
 
 
-def _generic_plans(session, filters: events.EventFilters) -> list[str]:
+def _generic_plans(session, filters: events.EventFilters, **run) -> list[str]:
     """The generic plan (made for any values) of each statement `list_events` runs on the
-    events table, as EXPLAIN's JSON."""
-    captured = _run(session, filters)
+    events table (or `_run`'s `table` and `run`), as EXPLAIN's JSON."""
+    captured = _run(session, filters, **run)
     cursor = session.connection().connection.driver_connection.cursor()
     plans = []
     for statement, parameters in captured:
@@ -584,3 +588,18 @@ def test_a_pages_basis_is_read_again_from_its_events_positions_and_versions(post
             "SELECT event_id, :genre, 5, date, start, city_key FROM event_genres "
             "WHERE event_id = :id LIMIT 1"), {"id": first.items[-1].id, "genre": f"Extra {number}"})
         assert read_again() != first.basis, name
+
+
+def test_facets_from_the_kept_counts_are_planned_once_and_read_an_index_alone(postgres,
+                                                                            big_agenda):
+    """The kept counts' statements of a faceted answer are planned once for any values
+    (models/facets.py); each plan reads a range of an index alone, the days' totals (every
+    city, every genre) their partial index: one row a day."""
+    for filters in (events.EventFilters(facets=("genre", "city", "date")),
+                    events.EventFilters(city="Gent", facets=("genre", "date"))):
+        plans = _generic_plans(big_agenda, filters, table="event_day_counts", run=facets.count)
+        assert len(plans) == len(filters.facets), plans
+        scans = [scan for plan in plans for scan in _scans(plan)]
+        assert {node for node, _index in scans} == {"Index Only Scan"}, plans
+        totals = ("Index Only Scan", "ix_event_day_counts_totals") in _scans(plans[-1])
+        assert totals == (filters.city is None), plans[-1]
