@@ -237,14 +237,18 @@ class DirectStatements:
                 raise DBAPIError.instance(done.sql, params, error, dialect.loaded_dbapi.Error,
                                           connection_invalidated=True) from error
             try:
-                dialect.set_isolation_level(pooled.dbapi_connection, "AUTOCOMMIT")
+                connection = pooled.dbapi_connection
+                switched = not _in_autocommit(connection, dialect)
+                if switched:
+                    dialect.set_isolation_level(connection, "AUTOCOMMIT")
                 try:
-                    cursor = done.cursor(pooled.dbapi_connection)
+                    cursor = done.cursor(connection)
                     cursor.execute(done.sql, arguments)
                     rows = done.rows(cursor)
                     cursor.close()
                 finally:
-                    dialect.reset_isolation_level(pooled.dbapi_connection)
+                    if switched:
+                        dialect.reset_isolation_level(connection)
                 return rows
             except dialect.loaded_dbapi.Error as error:
                 lost = dropped(error, dialect.loaded_dbapi)
@@ -258,6 +262,14 @@ class DirectStatements:
             finally:
                 pooled.close()
         raise AssertionError("unreachable")
+
+
+def _in_autocommit(dbapi_connection, dialect) -> bool:
+    """Whether a DBAPI connection runs each statement in a transaction of its own already
+    (that of an engine made so: models/db.py `make_engine(autocommit=True)`)."""
+    if dialect.name == "postgresql":
+        return dbapi_connection.autocommit
+    return dbapi_connection.isolation_level is None
 
 
 def conninfo(url: str) -> str:

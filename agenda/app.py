@@ -125,16 +125,17 @@ def build_service(settings: Settings) -> Service:
     """Connect to the database and counters and load the document (once per process)."""
     # One connection per thread that may hold one: Flask's handlers (a2wsgi), the response
     # cache's and the door's lanes; and apart, for the direct statements of the admission
-    # threads and the door's lane, without pre-ping (`DirectStatements` replaces a dropped
-    # one) and with generic plans (key lookups: planned once, not at every scan; a door's
-    # scan costs PostgreSQL half the CPU). Both bound each statement of a request, and each
+    # threads and the door's lane, in autocommit (each statement commits as it runs:
+    # `DirectStatements` switches nothing), without pre-ping (it replaces a dropped one)
+    # and with generic plans (key lookups: planned once, not at every scan; a door's scan
+    # costs PostgreSQL half the CPU). Both bound each statement of a request, and each
     # wait for the database, by the deadline.
     engine = make_engine(settings.database_url,
                          pool_size=FLASK_HANDLER_THREADS + DOOR_THREADS + CATALOGUE_THREADS,
                          statement_timeout_ms=settings.statement_timeout_ms, requests=True)
     direct_engine = make_engine(settings.database_url,
                                 pool_size=settings.admission_threads + DOOR_THREADS,
-                                pre_ping=False, plans=None,
+                                pre_ping=False, plans=None, autocommit=True,
                                 statement_timeout_ms=settings.statement_timeout_ms)
     document = openapi.load_document(settings.base_url)
     sessions = make_sessionmaker(engine)
@@ -149,7 +150,7 @@ def build_service(settings: Settings) -> Service:
         catalogue_engine = make_engine(settings.database_url, pool_size=CATALOGUE_THREADS,
                                        pre_ping=False, plans="force_generic_plan",
                                        statement_timeout_ms=settings.statement_timeout_ms,
-                                       requests=True)
+                                       requests=True, autocommit=True)
         reads.configure(info={PLANNED_ONCE_RUNNER: DirectStatements(catalogue_engine).execute})
     routes = RouteTable(document, "/v1")
     document_json = orjson.dumps(document)

@@ -58,18 +58,21 @@ def haversine_km(lat1: float, lng1: float, lat2: float, lng2: float) -> float:
 
 def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
                 plans: str | None = "force_custom_plan", ping_after: float = PING_AFTER_IDLE,
-                statement_timeout_ms: int | None = None, requests: bool = False) -> Engine:
+                statement_timeout_ms: int | None = None, requests: bool = False,
+                autocommit: bool = False) -> Engine:
     """An engine for `url`: SQLite with foreign keys and WAL, PostgreSQL with a sized pool.
 
     `statement_timeout_ms` bounds each statement and every wait for the database (a lock,
     a connection): what a request's work may take (agenda/app.py). None, for the command
     line: an import or a migration runs as long as it needs (SQLite waits 15 s for a lock).
     `requests` (the service's request work): PostgreSQL starts no parallel workers and
-    compiles nothing (JIT) for it.
+    compiles nothing (JIT) for it. `autocommit`: each statement a transaction of its own
+    (adapters/direct.py `DirectStatements` then switches nothing).
     """
     if url.startswith("sqlite"):
         busy = statement_timeout_ms / 1000 if statement_timeout_ms else SQLITE_BUSY_SECONDS
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy},
+                               **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}))
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, record):
@@ -97,7 +100,8 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
     engine = create_engine(url, pool_size=pool_size, max_overflow=5, pool_recycle=1800,
                            connect_args=connection_arguments(
                                plans=plans, requests=requests,
-                               statement_timeout_ms=statement_timeout_ms), **bounds)
+                               statement_timeout_ms=statement_timeout_ms),
+                           **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}), **bounds)
     if pre_ping:
         _ping_when_idle(engine, ping_after)
     return engine
