@@ -26,8 +26,8 @@ import datetime as dt
 import functools
 from collections.abc import Iterator
 
-from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, func, select, text,
-                        union_all)
+from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, cast, func,
+                        literal_column, null, select, text, union_all)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -136,21 +136,12 @@ def count(session: Session, *, filters: EventFilters,
     filters.check()
     _bounded(filters)
     days = window(filters, today) if "date" in filters.facets else None
-    running = None
-    if _kept(filters):
-        # The tops need those that began before `from`, the day counts those of the window.
-        running = _running(session, filters, today,
-                           until=days[1] if days else filters.date_from or today)
-    answer: dict[str, list[FacetCount]] = {}
-    if "genre" in filters.facets:
-        answer["genre"] = _top(session, dataclasses.replace(filters, genre=None), "genre", today,
-                               running)
-    if "city" in filters.facets:
-        answer["city"] = _top(session, dataclasses.replace(filters, city=None), "city_key",
-                              today, running)
-    if days is not None:
-        answer["date"] = _days(session, filters, days, today, running)
-    return answer
+    if not _kept(filters):
+        return _live_counts(session, filters, days, today)
+    # The tops need those that began before `from`, the day counts those of the window.
+    running = _running(session, filters, today,
+                       until=days[1] if days else filters.date_from or today)
+    return _kept_counts(session, filters, days, today, running)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -242,52 +233,105 @@ def _kept(filters: EventFilters) -> bool:
 _counts, _months = EventDayCount.__table__.c, EventMonthCount.__table__.c
 _TABLES = {"days": _counts, "months": _months}
 _event, _genre = Event.__table__.c, EventGenre.__table__.c
-# Events starting on each day of a window, from the kept counts (planned once: `_planned`):
-# the totals (every city, every genre) through their partial index, which a plan made once
+# Events starting on each day of a window, from the kept counts (`_kept_statement`): the
+# totals (every city, every genre) through their partial index, which a plan made once
 # for any values cannot choose for a parameter (its condition names the values), and a
 # city's or a genre's.
 _KEPT_DAYS_RANGE = select(_counts.date, _counts.events).where(
     _counts.organisation_id == bindparam("owner"),
     _counts.date.between(bindparam("date_from"), bindparam("date_to")))
-_KEPT_TOTALS = planned_once(_KEPT_DAYS_RANGE.where(text(_TOTALS)))
-_KEPT_DAYS = planned_once(_KEPT_DAYS_RANGE.where(
-    _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre")))
+_KEPT_TOTALS = _KEPT_DAYS_RANGE.where(text(_TOTALS))
+_KEPT_DAYS = _KEPT_DAYS_RANGE.where(
+    _counts.city_key == bindparam("scope_city"), _counts.genre == bindparam("scope_genre"))
 
 
-def _top(session: Session, filters: EventFilters, facet: str, today: dt.date,
-         running: list[_Running] | None) -> list[FacetCount]:
-    """The TOP values of `facet` ("genre" or "city_key") by count, highest first. With the
-    kept counts (`running` given), the events that began before `from` and still run are
-    counted with them only when there are any: most often there are none, and the
-    statement of the kept counts alone reads less."""
+# The tops: (facet, the column of the kept counts and of events that holds its value).
+_TOPS = (("genre", "genre"), ("city", "city_key"))
+
+
+def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date] | None,
+                 today: dt.date, running: list[_Running]) -> dict[str, list[FacetCount]]:
+    """Every facet asked, from the kept counts in one statement (`_kept_statement`), and
+    the multi-day events still running (`running`) added to them."""
     first = filters.date_from or today
-    values = events.params(filters, today)
-    if running is not None:
-        spans = _spans(first, filters.date_to)
-        for index, (_table, low, high) in enumerate(spans):
-            values |= {f"low_{index}": low, f"high_{index}": high}
-        values["scope"] = _scope_value(filters, "genre" if facet == "city_key" else "city_key")
-        values["owner"] = filters.organisation_id or ALL
-        begun = any(event.date < first and event.listed(filters) for event in running)
-        statement = _kept_top(facet, events.shape(filters) if begun else None,
-                              tuple((table, high is not None) for table, _low, high in spans))
-    else:
-        statement = _live_top(facet, events.shape(filters))
-    return [FacetCount(value, int(n)) for value, n in session_rows(session, statement, values)]
+    spans = _spans(first, filters.date_to)
+    values = events.params(filters, today) | {
+        "owner": filters.organisation_id or ALL,
+        "scope_city": _scope_value(filters, "city_key"),
+        "scope_genre": _scope_value(filters, "genre")}
+    for index, (_table, low, high) in enumerate(spans):
+        values |= {f"low_{index}": low, f"high_{index}": high}
+    answer: dict[str, list[FacetCount]] = {}
+    tops = []
+    for facet, column in _TOPS:
+        if facet in filters.facets:
+            answer[facet] = []
+            without = dataclasses.replace(filters, **{facet: None})
+            # Those that began before `from` and still run, read with the counts only when
+            # there are any: most often there are none, and the counts alone read less.
+            begun = any(event.date < first and event.listed(without) for event in running)
+            tops.append((column, events.shape(without) if begun else None))
+    totals = None
+    if days is not None:
+        values |= {"date_from": days[0], "date_to": days[1]}
+        totals = values["scope_city"] == values["scope_genre"] == ALL
+    statement = _kept_statement(tuple(tops), tuple((table, high is not None)
+                                                    for table, _low, high in spans), totals)
+    started: dict[dt.date, int] = {}
+    for facet, value, n, _position in session_rows(session, statement, values):
+        if facet == "date":
+            day = dt.date.fromisoformat(value)
+            started[day] = started.get(day, 0) + n
+        else:
+            answer[facet].append(FacetCount(value, int(n)))
+    if days is not None:
+        answer["date"] = _on_each_day(started, [
+            (event.date, event.last_date) for event in running
+            if event.date <= days[1] and event.listed(filters)], days)
+    return answer
 
 
 @functools.lru_cache(maxsize=256)
+def _kept_statement(tops: tuple, spans: tuple, totals: bool | None):
+    """The statement of `_kept_counts`: a row (facet, value, n, position) for each value of
+    each top (`_kept_top`), in the order of their positions, and, unless `totals` is None,
+    for each day of the window (its date as text; every city's and genre's when `totals`)
+    with the events that start on it. One statement, one round trip and one plan for the
+    facets of an answer, instead of one each (bench/RESULTS.md)."""
+    parts = []
+    for column, shaped in tops:
+        top = _kept_top(column, shaped, spans).subquery()
+        parts.append(select(literal_column(f"'{_FACET_OF[column]}'").label("facet"),
+                            top.c.value, top.c.n, top.c.position))
+    if totals is not None:
+        started = (_KEPT_TOTALS if totals else _KEPT_DAYS).subquery()
+        parts.append(select(literal_column("'date'").label("facet"),
+                            cast(started.c.date, String).label("value"),
+                            started.c.events.label("n"),
+                            cast(null(), Integer).label("position")))
+    statement = (union_all(*parts) if len(parts) > 1 else parts[0]).order_by(
+        literal_column("facet"), literal_column("position"))
+    # Planned once unless it reads an organisation's events too (`_planned`).
+    owner = next((shaped for _column, shaped in tops if shaped is not None
+                  and "organisation_id" in shaped[0]), None)
+    return _planned(statement, owner)
+
+
+_FACET_OF = {column: facet for facet, column in _TOPS}
+
+
 def _kept_top(facet: str, shaped: tuple | None, spans: tuple) -> Select:
     """The top of a facet from the kept counts of `spans` ((table, bounded above) each),
     and, with `shaped`, the multi-day events of that shape that began before `from` and
     still run (in the list too)."""
     other = "genre" if facet == "city_key" else "city_key"
+    scope = bindparam("scope_genre" if other == "genre" else "scope_city")
     kept = []
     for index, (name, bounded) in enumerate(spans):
         table = _TABLES[name]
         moment = table.date if name == "days" else table.month
         conditions = [table.organisation_id == bindparam("owner"), table[facet] != ALL,
-                      table[other] == bindparam("scope"), moment >= bindparam(f"low_{index}")]
+                      table[other] == scope, moment >= bindparam(f"low_{index}")]
         if bounded:
             conditions.append(moment <= bindparam(f"high_{index}"))
         kept.append(select(table[facet].label("value"), table.events.label("n"))
@@ -295,8 +339,31 @@ def _kept_top(facet: str, shaped: tuple | None, spans: tuple) -> Select:
     if shaped is not None:
         kept.append(_grouped(shaped, facet, "running"))
     parts = union_all(*kept).subquery()
-    return _planned(_ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
-                            .group_by(parts.c.value), facet), shaped)
+    return _ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
+                   .group_by(parts.c.value), facet)
+
+
+def _live_counts(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date] | None,
+                 today: dt.date) -> dict[str, list[FacetCount]]:
+    """Every facet asked, counted over the matching rows (those of one venue, artist or
+    organisation: `_bounded`), a statement each."""
+    answer: dict[str, list[FacetCount]] = {}
+    for facet, column in _TOPS:
+        if facet in filters.facets:
+            without = dataclasses.replace(filters, **{facet: None})
+            rows = session_rows(session, _live_top(column, events.shape(without)),
+                                events.params(without, today))
+            answer[facet] = [FacetCount(value, int(n)) for value, n, _position in rows]
+    if days is not None:
+        on_day = dataclasses.replace(filters, date_from=days[0], date_to=days[1])
+        shaped, values = events.shape(on_day), events.params(on_day, today)
+        started: dict[dt.date, int] = {}
+        for day, n in session_rows(session, _live_days(shaped), values):
+            started[day] = started.get(day, 0) + n
+        answer["date"] = _on_each_day(started, session_rows(
+            session, events.matching(shaped, (_event.date, _event.last_date), "multi_day"),
+            values), days)
+    return answer
 
 
 @functools.lru_cache(maxsize=256)
@@ -307,15 +374,18 @@ def _live_top(facet: str, shaped: tuple) -> Select:
 
 
 def _ranked(statement: Select, facet: str) -> Select:
-    """The TOP rows by count (then value); a city as the venues spell its name."""
+    """The TOP rows by count (then value), each with its position; a city as the venues
+    spell its name."""
     value, n = statement.selected_columns
-    top = statement.order_by(n.desc(), value).limit(TOP)
+    position = func.row_number().over(order_by=(n.desc(), value)).label("position")
+    top = statement.add_columns(position).order_by(n.desc(), value).limit(TOP)
     if facet != "city_key":
         return top
     # The names of the top cities only, in the same order.
     ranked = top.subquery()
     return select(select(func.min(Venue.city)).where(Venue.city_key == ranked.c.value)
-                  .scalar_subquery(), ranked.c.n).order_by(ranked.c.n.desc(), ranked.c.value)
+                  .scalar_subquery().label("value"), ranked.c.n, ranked.c.position
+                  ).order_by(ranked.c.position)
 
 
 def _scope_value(filters: EventFilters, other: str) -> str:
@@ -366,31 +436,13 @@ def _grouped(shaped: tuple, facet: str, part: str) -> Select:
             .group_by(listed.c.city_key))
 
 
-def _days(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date],
-          today: dt.date, running: list[_Running] | None) -> list[FacetCount]:
-    """Events running on each day of the window, ascending (days without any left out)."""
+def _on_each_day(started: dict[dt.date, int], spans, days: tuple[dt.date, dt.date]
+                 ) -> list[FacetCount]:
+    """Events running on each day of the window, ascending (days without any left out): those
+    starting on it (`started`) and the days after the first of multi-day events (`spans`,
+    (first day, last day) each), which the start-day counts miss."""
     first, last = days
-    on_day = dataclasses.replace(filters, date_from=first, date_to=last)
-    values = events.params(on_day, today) | {
-        "scope_city": _scope_value(filters, "city_key"),
-        "scope_genre": _scope_value(filters, "genre"), "owner": filters.organisation_id or ALL}
-    shaped = events.shape(on_day)
-    counts: dict[dt.date, int] = {}
-    if running is None:
-        statement = _live_days(shaped)
-    elif values["scope_city"] == values["scope_genre"] == ALL:
-        statement = _KEPT_TOTALS
-    else:
-        statement = _KEPT_DAYS
-    for day, n in session_rows(session, statement, values):
-        counts[day] = counts.get(day, 0) + n
-    # The days after the first of multi-day events (those the start-day counts miss).
-    if running is None:
-        spans = session_rows(session, events.matching(shaped, (_event.date, _event.last_date),
-                                                      "multi_day"), values)
-    else:
-        spans = [(event.date, event.last_date) for event in running
-                 if event.date <= last and event.listed(filters)]
+    counts = dict(started)
     for day, until in spans:
         begin = max(day + dt.timedelta(days=1), first)
         for offset in range((min(until, last) - begin).days + 1):
