@@ -69,10 +69,11 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
     compiles nothing (JIT) for it. `autocommit`: each statement a transaction of its own
     (adapters/direct.py `DirectStatements` then switches nothing).
     """
+    isolation = {"isolation_level": "AUTOCOMMIT"} if autocommit else {}
     if url.startswith("sqlite"):
         busy = statement_timeout_ms / 1000 if statement_timeout_ms else SQLITE_BUSY_SECONDS
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy},
-                               **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}))
+                               **isolation)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, record):
@@ -101,7 +102,7 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
                            connect_args=connection_arguments(
                                plans=plans, requests=requests,
                                statement_timeout_ms=statement_timeout_ms),
-                           **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}), **bounds)
+                           **isolation, **bounds)
     if pre_ping:
         _ping_when_idle(engine, ping_after)
     return engine

@@ -186,18 +186,18 @@ def _multi_day(shaped: tuple) -> Select:
         select(running.c.id, running.c.date, running.c.last_date, running.c.city_key,
                _genre.genre)
         .outerjoin_from(running, EventGenre.__table__, _genre.event_id == running.c.id),
-        shaped)
+        (shaped,))
 
 
-def _planned(statement: Select, shaped: tuple | None) -> Select:
-    """A statement of the kept counts, or of the multi-day events of `shaped` with them,
-    marked to be planned once (`planned_once`): each reads a range of an index whose key
-    its values name, whatever they are, where planning them at each run cost PostgreSQL a
-    third of a faceted answer's CPU (bench/RESULTS.md). Not one that reads an
+def _planned(statement: Select, shapes: tuple) -> Select:
+    """A statement of the kept counts, or of the multi-day events of `shapes` (None: none
+    read) with them, marked to be planned once (`planned_once`): each reads a range of an
+    index whose key its values name, whatever they are, where planning them at each run
+    cost PostgreSQL a third of a faceted answer's CPU (bench/RESULTS.md). Not one that reads an
     organisation's events: a plan made for any organisation walks its ordered index (a few
     events, for most), the busiest's thousands for the few that run several days
     (`ix_events_running`)."""
-    if shaped is not None and "organisation_id" in shaped[0]:
+    if any(shaped is not None and "organisation_id" in shaped[0] for shaped in shapes):
         return statement
     return planned_once(statement)
 
@@ -270,10 +270,10 @@ def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
             # Those that began before `from` and still run, read with the counts only when
             # there are any: most often there are none, and the counts alone read less.
             begun = any(event.date < first and event.listed(without) for event in running)
-            tops.append((column, events.shape(without) if begun else None))
+            tops.append((facet, column, events.shape(without) if begun else None))
     totals = None
     if days is not None:
-        values |= {"date_from": days[0], "date_to": days[1]}
+        values["date_to"] = days[1]  # the window's end (it starts at `first`)
         totals = values["scope_city"] == values["scope_genre"] == ALL
     statement = _kept_statement(tuple(tops), tuple((table, high is not None)
                                                     for table, _low, high in spans), totals)
@@ -299,9 +299,9 @@ def _kept_statement(tops: tuple, spans: tuple, totals: bool | None):
     with the events that start on it. One statement, one round trip and one plan for the
     facets of an answer, instead of one each (bench/RESULTS.md)."""
     parts = []
-    for column, shaped in tops:
+    for facet, column, shaped in tops:
         top = _kept_top(column, shaped, spans).subquery()
-        parts.append(select(literal_column(f"'{_FACET_OF[column]}'").label("facet"),
+        parts.append(select(literal_column(f"'{facet}'").label("facet"),
                             top.c.value, top.c.n, top.c.position))
     if totals is not None:
         started = (_KEPT_TOTALS if totals else _KEPT_DAYS).subquery()
@@ -311,13 +311,7 @@ def _kept_statement(tops: tuple, spans: tuple, totals: bool | None):
                             cast(null(), Integer).label("position")))
     statement = (union_all(*parts) if len(parts) > 1 else parts[0]).order_by(
         literal_column("facet"), literal_column("position"))
-    # Planned once unless it reads an organisation's events too (`_planned`).
-    owner = next((shaped for _column, shaped in tops if shaped is not None
-                  and "organisation_id" in shaped[0]), None)
-    return _planned(statement, owner)
-
-
-_FACET_OF = {column: facet for facet, column in _TOPS}
+    return _planned(statement, tuple(shaped for _facet, _column, shaped in tops))
 
 
 def _kept_top(facet: str, shaped: tuple | None, spans: tuple) -> Select:
