@@ -113,6 +113,12 @@ def state() -> RequestState:
     return RequestState.of(request.environ.get("asgi.scope", {}))
 
 
+def before_framework() -> bool:
+    """Whether the handler answers before the framework (`lane`): the response cache then
+    answers from `state().answer`, and no framework response is made."""
+    return _lane.get() is not None
+
+
 def if_none_match() -> str:
     """The request's If-None-Match (none before the framework: the response cache compares
     it with the answer it is given, edge/cache.py)."""

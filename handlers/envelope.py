@@ -12,20 +12,23 @@ import orjson
 from flask import Response
 
 from edge import answers, conditional
-from edge.context import if_none_match, request_id, settings, state
+from edge.context import before_framework, if_none_match, request_id, settings, state
 from edge.state import PublicAnswer
 from openapi.schemas import attribution
 
 
-def public(data, *, meta: dict | None = None, basis: bytes | None = None) -> Response:
+def public(data, *, meta: dict | None = None, basis: bytes | None = None) -> Response | None:
     """A public catalogue answer, conditional on `If-None-Match`; `basis`, what it was built
     from (`edge.state.PublicAnswer.basis`), if the handler can tell."""
     # Kept by the response cache: bytes of their own size (`answers.lasting`).
     meta = answers.lasting(orjson.dumps({**(meta or {}), "attribution": attribution(settings())}))
     data = answers.lasting(orjson.dumps(data))
     answer = PublicAnswer(data, meta, conditional.etag(data, meta), basis)
-    # Kept by the response cache (edge/cache.py) in parts, not as this body's bytes.
+    # Kept by the response cache (edge/cache.py) in parts, not as this body's bytes; before
+    # the framework, the cache answers from them (no Response made and thrown away).
     state().answer = answer
+    if before_framework():
+        return None
     headers = conditional.public_headers(answer.etag)
     if conditional.matches(if_none_match(), answer.etag):
         return Response(status=304, headers=headers)
