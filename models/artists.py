@@ -14,7 +14,8 @@ from adapters.direct import planned_once, session_rows
 from models.db import Base, Timestamp
 from models.errors import NotFound
 from models.events import upcoming_basis_for_artist, upcoming_for_artist
-from models.paging import Filters, Page, basis_of, keyset_page, row_version
+from models.paging import (Filters, Page, basis_of, keyset_rows, keyset_statement,
+                           position_params, row_version)
 from models.text import fold, like_pattern
 
 
@@ -73,17 +74,36 @@ class ArtistProfile:
 
 def list_artists(session: Session, *, filters: ArtistFilters, after: list | None,
                  limit: int) -> Page:
-    """Artists matching `filters`, by name (folded) then id, one page."""
-    query = select(Artist)
+    """Artists matching `filters`, by name (folded) then id, one page: plain rows of a
+    statement built once for each shape of the filters (not mapped artists of a query built
+    at each request)."""
+    params: dict = {}
     if filters.q is not None:
-        query = query.where(Artist.name_key.like(like_pattern(fold(filters.q)), escape="\\"))
+        params["name_like"] = like_pattern(fold(filters.q))
     if filters.genre is not None:
-        query = query.where(Artist.genre == filters.genre)
+        params["genre"] = filters.genre
     if filters.country is not None:
         # Country codes are ASCII, where SQL's lower() and Python's agree.
-        query = query.where(func.lower(Artist.country) == filters.country.strip().lower())
-    return keyset_page(session, query, order=[Artist.name_key, Artist.id], after=after,
-                       limit=limit, key_of=lambda artist: (artist.name_key, artist.id))
+        params["country"] = filters.country.strip().lower()
+    statement = _listed(frozenset(params), after=after is not None)
+    if after is not None:
+        params |= position_params(tuple(after))
+    return keyset_rows(session, statement, params=params, limit=limit,
+                       key_of=lambda artist: (artist.name_key, artist.id))
+
+
+@functools.cache
+def _listed(given: frozenset[str], *, after: bool) -> Select:
+    """The artists' columns by the filters `given` (their parameters' names), in the list's
+    order from `after`."""
+    query = select(*Artist.__table__.c)
+    if "name_like" in given:
+        query = query.where(Artist.name_key.like(bindparam("name_like"), escape="\\"))
+    if "genre" in given:
+        query = query.where(Artist.genre == bindparam("genre"))
+    if "country" in given:
+        query = query.where(func.lower(Artist.country) == bindparam("country"))
+    return keyset_statement(query, [Artist.name_key, Artist.id], after=after)
 
 
 def get_artist(session: Session, artist_id: str, *, today: dt.date) -> ArtistProfile:

@@ -14,7 +14,8 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from adapters.direct import planned_once, session_rows
 from models.db import Base, Timestamp
 from models.errors import NotFound
-from models.paging import Filters, Page, basis_of, keyset_page, row_version
+from models.paging import (Filters, Page, basis_of, keyset_rows, keyset_statement,
+                           position_params, row_version)
 from models.text import fold, like_pattern
 
 # The keys of `facts` (decisions.md); an absent key is unknown.
@@ -119,19 +120,40 @@ def running_since(today: dt.date) -> dt.date:
 
 def list_venues(session: Session, *, filters: VenueFilters, today: dt.date,
                 after: list | None, limit: int) -> Page:
-    """Venues matching `filters`, by name (folded) then id, one page."""
+    """Venues matching `filters`, by name (folded) then id, one page: plain rows of a
+    statement built once for each shape of the filters (not mapped venues of a query built
+    at each request)."""
+    params: dict = {}
+    if filters.city is not None:
+        params["city_key"] = fold(filters.city)
+    if filters.q is not None:
+        params["name_like"] = like_pattern(fold(filters.q))
+    statement = _listed(frozenset(params), filters.with_events, after=after is not None)
+    if filters.with_events is not None:
+        params |= {"today": today, "span_from": running_since(today)}
+    if after is not None:
+        params |= position_params(tuple(after))
+    return keyset_rows(session, statement, params=params, limit=limit,
+                       key_of=lambda venue: (venue.name_key, venue.id))
+
+
+@functools.cache
+def _listed(given: frozenset[str], with_events: bool | None, *, after: bool) -> Select:
+    """The venues' columns by the filters `given` (their parameters' names), with or without
+    events coming (`with_events`, None: either), in the list's order from `after`."""
+    # models.events imports this module for its `venue` relationship.
     from models.events import Event
 
-    query = select(Venue)
-    if filters.city is not None:
-        query = query.where(Venue.city_key == fold(filters.city))
-    if filters.q is not None:
-        query = query.where(Venue.name_key.like(like_pattern(fold(filters.q)), escape="\\"))
-    if filters.with_events is not None:
-        coming = exists(select(Event.id).where(Event.venue_id == Venue.id, *upcoming(today)))
-        query = query.where(coming if filters.with_events else ~coming)
-    return keyset_page(session, query, order=[Venue.name_key, Venue.id], after=after,
-                       limit=limit, key_of=lambda venue: (venue.name_key, venue.id))
+    query = select(*Venue.__table__.c)
+    if "city_key" in given:
+        query = query.where(Venue.city_key == bindparam("city_key"))
+    if "name_like" in given:
+        query = query.where(Venue.name_key.like(bindparam("name_like"), escape="\\"))
+    if with_events is not None:
+        coming = exists(select(Event.id).where(
+            Event.venue_id == Venue.id, *upcoming(bindparam("today"), bindparam("span_from"))))
+        query = query.where(coming if with_events else ~coming)
+    return keyset_statement(query, [Venue.name_key, Venue.id], after=after)
 
 
 def get_venue(session: Session, venue_id: str, *, today: dt.date) -> VenueProfile:
