@@ -18,7 +18,8 @@ from edge import context
 
 def site_url() -> str:
     """The site root for public page links (a marshmallow Context may set it, e.g. for MCP)."""
-    return Context.get(default={}).get("site_url") or context.settings().site_url
+    given = Context.get(default=None)
+    return (given and given.get("site_url")) or context.settings().site_url
 
 
 def attribution(settings) -> dict:
@@ -52,9 +53,12 @@ class OutputSchema(Schema):
     """
 
     def _serialize(self, obj: Any, *, many: bool = False):
-        if many and obj is not None:
-            return [self._serialize(item) for item in obj]
         dump = self.__dict__["_dump"] if "_dump" in self.__dict__ else self._compile()
+        if many and obj is not None:
+            if dump is None:
+                return [Schema._serialize(self, item) for item in obj]
+            return [Schema._serialize(self, item) if _is_mapping(item) else dump(item)
+                    for item in obj]
         if dump is None or _is_mapping(obj):
             return super()._serialize(obj)
         return dump(obj)
@@ -65,18 +69,30 @@ class OutputSchema(Schema):
         if type(self).get_attribute is not Schema.get_attribute:
             dump = None
         else:
-            shape = (type(self), None if self.only is None else frozenset(self.only),
-                     frozenset(self.exclude), frozenset(self.load_only))
-            dump = _COMPILED.get(shape) or _COMPILED.setdefault(shape, _compiled(self))
+            shape = self._shape()
+            dump = _COMPILED.get(shape)
+            if dump is None:
+                _COMPILING.add(shape)
+                try:
+                    dump = _COMPILED.setdefault(shape, _compiled(self))
+                finally:
+                    _COMPILING.discard(shape)
         self.__dict__["_dump"] = dump
         return dump
+
+    def _shape(self) -> tuple:
+        """What its compiled dump depends on: its class and the fields it dumps."""
+        return (type(self), None if self.only is None else frozenset(self.only),
+                frozenset(self.exclude), frozenset(self.load_only))
 
 
 # The days whose text a compiled Date field remembers (a few years of an agenda).
 DAYS_REMEMBERED = 4096
 
-# Compiled dumps by schema class and the fields an instance dumps (a handful in all).
+# Compiled dumps by schema class and the fields an instance dumps (a handful in all), and
+# those being compiled now (a schema that nests itself calls its own `_serialize`).
 _COMPILED: dict[tuple, Callable[[Any], dict]] = {}
+_COMPILING: set[tuple] = set()
 
 
 def _compiled(schema: Schema) -> Callable[[Any], dict]:
@@ -135,9 +151,15 @@ def _converted(field: fields.Field, number: int, name: str, names: dict) -> str:
                 f"inner{number}._serialize(each, {name!r}, obj) for each in value]")
     if kind is fields.Nested and not field.many and isinstance(field.schema, OutputSchema) \
             and not field.schema.many and not any(field.schema._hooks.values()):
-        # What `Nested._serialize` calls, `schema.dump`, is this when the schema has no hooks.
-        names[f"nested{number}"] = field.schema
-        return f"None if value is None else nested{number}._serialize(value)"
+        # What `Nested._serialize` calls, `schema.dump`, is this when the schema has no hooks:
+        # its compiled dump of an object, called here (a mapping goes marshmallow's way).
+        schema = names[f"nested{number}"] = field.schema
+        dump = None if schema._shape() in _COMPILING else schema._compile()
+        if dump is None:
+            return f"None if value is None else nested{number}._serialize(value)"
+        names[f"nested_dump{number}"], names["is_mapping"] = dump, _is_mapping
+        return (f"None if value is None else nested{number}._serialize(value) "
+                f"if is_mapping(value) else nested_dump{number}(value)")
     return serialized
 
 

@@ -107,8 +107,9 @@ class OddSchema(OutputSchema):
 @pytest.mark.parametrize("obj", [
     Thing("a", inner=Thing("b")),
     Thing("a"),
+    Thing("a", inner={"name": "a mapping inside an object"}),
     {"name": "from a mapping", "label": "m", "inner": {"name": "b"}, "many": [{"name": "c"}]},
-], ids=["object", "object without inner", "mapping"])
+], ids=["object", "object without inner", "mapping inside", "mapping"])
 def test_values_that_are_not_plain_attributes_dump_as_marshmallow_dumps_them(obj, monkeypatch):
     planned, reference = dumped_both_ways(OddSchema(), obj, monkeypatch)
     assert planned == reference
@@ -121,6 +122,38 @@ def test_a_list_dumps_each_item_by_the_compiled_function(monkeypatch):
     planned, reference = dumped_both_ways(OddSchema(many=True), things, monkeypatch)
     assert planned == reference
     assert [item["called"] for item in planned] == ["label of a", "label of c"]
+
+
+@dataclasses.dataclass
+class Keyed:
+    keys: str
+    inner: object = None
+
+
+class KeySchema(OutputSchema):
+    """A field named as a mapping's method: read from a mapping as an attribute, it would be
+    the method."""
+
+    keys = fields.String()
+
+
+class HolderSchema(KeySchema):
+    inner = fields.Nested(KeySchema, allow_none=True)
+
+
+class SelfNestedSchema(KeySchema):
+    inner = fields.Nested(lambda: SelfNestedSchema(), allow_none=True)
+
+
+@pytest.mark.parametrize("schema", [HolderSchema, SelfNestedSchema])
+def test_mappings_in_lists_and_inside_objects_dump_as_marshmallow_dumps_them(schema,
+                                                                             monkeypatch):
+    items = [Keyed("a", inner={"keys": "inside"}), {"keys": "listed"},
+             Keyed("c", inner=Keyed("d"))]
+    planned, reference = dumped_both_ways(schema(many=True), items, monkeypatch)
+    assert planned == reference
+    assert [item["keys"] for item in planned] == ["a", "listed", "c"]
+    assert [planned[0]["inner"]["keys"], planned[2]["inner"]["keys"]] == ["inside", "d"]
 
 
 @dataclasses.dataclass
