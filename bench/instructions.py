@@ -71,6 +71,12 @@ def child(database_url: str, urls_file: Path, rounds: int) -> None:
     sys.stdin.readline()
 
 
+def instrument(pid: int, state: str) -> None:
+    """Callgrind's instrumentation of the process `pid` switched `state` ("on", "off")."""
+    subprocess.run(["callgrind_control", "-i", state, str(pid)], check=True,
+                   capture_output=True)
+
+
 def _counted(file: Path) -> int:
     """The instructions an output file of callgrind holds (its `totals:`)."""
     return sum(int(line.split()[1]) for line in file.read_text().splitlines()
@@ -101,13 +107,12 @@ def main() -> None:
         ready = counted.stdout.readline().split()
         if not ready or ready[0] != "READY":
             raise SystemExit(f"the counted process did not start: {ready}")
-        control = ["callgrind_control", str(counted.pid)]
-        subprocess.run([*control[:1], "-i", "on", *control[1:]], check=True, capture_output=True)
+        instrument(counted.pid, "on")
         counted.stdin.write("go\n")
         counted.stdin.flush()
         if counted.stdout.readline().strip() != "DONE":
             raise SystemExit("the counted process stopped before its rounds ended")
-        subprocess.run([*control[:1], "-i", "off", *control[1:]], check=True, capture_output=True)
+        instrument(counted.pid, "off")
         counted.stdin.write("end\n")
         counted.stdin.close()
         counted.wait()
