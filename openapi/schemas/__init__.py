@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import keyword
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -72,11 +73,11 @@ class OutputSchema(Schema):
             shape = self._shape()
             dump = _COMPILED.get(shape)
             if dump is None:
-                _COMPILING.add(shape)
+                _compiling().add(shape)
                 try:
                     dump = _COMPILED.setdefault(shape, _compiled(self))
                 finally:
-                    _COMPILING.discard(shape)
+                    _compiling().discard(shape)
         self.__dict__["_dump"] = dump
         return dump
 
@@ -89,10 +90,25 @@ class OutputSchema(Schema):
 # The days whose text a compiled Date field remembers (a few years of an agenda).
 DAYS_REMEMBERED = 4096
 
-# Compiled dumps by schema class and the fields an instance dumps (a handful in all), and
-# those being compiled now (a schema that nests itself calls its own `_serialize`).
+# Compiled dumps by schema class and the fields an instance dumps (a handful in all).
 _COMPILED: dict[tuple, Callable[[Any], dict]] = {}
-_COMPILING: set[tuple] = set()
+# The shapes this thread is compiling now: a schema nested in itself calls its own
+# `_serialize` (its dump does not exist yet).
+_THREAD = threading.local()
+
+
+def _compiling() -> set[tuple]:
+    shapes = getattr(_THREAD, "compiling", None)
+    if shapes is None:
+        shapes = _THREAD.compiling = set()
+    return shapes
+
+
+@functools.cache
+def _remembered(formatting: Callable) -> Callable:
+    """`formatting` remembering the text of the last `DAYS_REMEMBERED` days it was given:
+    one memory for every Date field it formats."""
+    return functools.lru_cache(maxsize=DAYS_REMEMBERED)(formatting)
 
 
 def _compiled(schema: Schema) -> Callable[[Any], dict]:
@@ -143,7 +159,7 @@ def _converted(field: fields.Field, number: int, name: str, names: dict) -> str:
         # What `Date._serialize` calls: `dt.date.isoformat`, for "iso" and "iso8601"; each
         # day's text made once (CPython formats a date through its printf, ~440 ns; a page's
         # events fall on a few days).
-        names[f"format{number}"] = functools.lru_cache(maxsize=DAYS_REMEMBERED)(formatting)
+        names[f"format{number}"] = _remembered(formatting)
         return f"None if value is None else format{number}(value)"
     if kind is fields.List and type(field.inner) is fields.String:
         names[f"inner{number}"] = field.inner
@@ -154,7 +170,7 @@ def _converted(field: fields.Field, number: int, name: str, names: dict) -> str:
         # What `Nested._serialize` calls, `schema.dump`, is this when the schema has no hooks:
         # its compiled dump of an object, called here (a mapping goes marshmallow's way).
         schema = names[f"nested{number}"] = field.schema
-        dump = None if schema._shape() in _COMPILING else schema._compile()
+        dump = None if schema._shape() in _compiling() else schema._compile()
         if dump is None:
             return f"None if value is None else nested{number}._serialize(value)"
         names[f"nested_dump{number}"], names["is_mapping"] = dump, _is_mapping
