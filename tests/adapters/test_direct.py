@@ -5,13 +5,14 @@ import asyncio
 import datetime as dt
 
 import pytest
-from sqlalchemy import (Integer, String, bindparam, column, func, literal_column, select,
+from sqlalchemy import (Date, Integer, String, bindparam, column, func, literal_column, select,
                         text, update)
 from sqlalchemy.exc import DBAPIError
 
 from models import door, migrate, organisations, tokens
 from models.releases import Release
 from models.tokens import ApiToken
+from adapters import direct as direct_module
 from adapters.direct import (DirectStatements, KeptStatement, compiled, planned_once,
                              session_rows, timed_out)
 from models import stamp
@@ -191,6 +192,69 @@ def test_the_services_key_lookups_are_planned_once(app):
     generic = [row.statement for row in direct(plans, {}) if row.generic_plans]
     assert [any(f"FROM {table} " in statement for statement in generic)
             for table in ("tickets", "api_tokens")] == [True, True], generic
+
+
+@pytest.fixture
+def single(engine):
+    """On PostgreSQL (the libpq path's), an engine on `engine`'s database with one pooled
+    connection, in autocommit as the service's direct engines are: every statement on the
+    same connection."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("the libpq path is PostgreSQL's")
+    single = make_engine(engine.url.render_as_string(hide_password=False), pool_size=1,
+                         pre_ping=False, autocommit=True)
+    yield single
+    single.dispose()
+
+
+# Columns of the types a list's rows carry, and None among them.
+_TYPED = select(bindparam("day", type_=Date).label("day"),
+                (bindparam("n", type_=Integer) + 1).label("next"),
+                literal_column("2.5::float8").label("price"),
+                literal_column("ARRAY['Techno', 'House']::varchar[]").label("genres"),
+                literal_column("true").label("verified"),
+                literal_column("NULL::varchar").label("nothing"),
+                literal_column("'{\"a\": 1}'::json").label("data"))
+
+
+def test_statements_run_by_libpq_give_the_same_typed_rows_at_every_run(single):
+    """On PostgreSQL, DirectStatements runs its statements by libpq's own calls, prepared at
+    their first run, their rows read in text then, in binary after: the same values, of the
+    same types, at every run."""
+    direct = DirectStatements(single).execute
+    runs = [[tuple(row) for row in direct(_TYPED, {"day": dt.date(2026, 12, 3), "n": n})]
+            for n in (1, 1, 40000)]
+    expected = (dt.date(2026, 12, 3), 2, 2.5, ["Techno", "House"], True, None, {"a": 1})
+    assert runs[0] == runs[1] == [expected]
+    assert runs[2] == [(*expected[:1], 40001, *expected[2:])]
+    assert [type(value) for value in runs[1][0]] == [type(value) for value in expected]
+    # A type psycopg reads only as text (a point) stays text at every run.
+    point = select(literal_column("point(1, 2)").label("p"))
+    assert [direct(point, {})[0].p for _ in range(3)] == ["(1,2)"] * 3
+
+
+def test_a_connection_keeps_a_bounded_number_of_statements_prepared(single, monkeypatch):
+    """As psycopg keeps its own: past the bound, the least recently run is deallocated."""
+    monkeypatch.setattr(direct_module, "PREPARED_AT_MOST", 3)
+    prepared = text("SELECT count(*) AS n FROM pg_prepared_statements "
+                    "WHERE name LIKE 'agenda_%'").columns(column("n", Integer))
+    direct = DirectStatements(single).execute
+    for number in range(6):
+        assert direct(select(literal_column(str(number)).label("n")), {})[0].n == number
+    # The last two of the six and the count itself.
+    assert direct(prepared, {})[0].n == 3
+    assert direct(select(literal_column("5").label("n")), {})[0].n == 5
+
+
+def test_a_failing_statement_raises_as_sqlalchemy_does_and_runs_again_after(single):
+    share = select((10 / bindparam("n", type_=Integer)).label("share"))
+    direct = DirectStatements(single).execute
+    assert direct(share, {"n": 5})[0].share == 2
+    with pytest.raises(DBAPIError) as raised:
+        direct(share, {"n": 0})
+    assert raised.value.orig.sqlstate == "22012"  # division by zero
+    assert not raised.value.connection_invalidated
+    assert direct(share, {"n": 2})[0].share == 5
 
 
 # --- session_rows ----------------------------------------------------------------------------
