@@ -8,9 +8,9 @@ from edge.problems import QUERY_NAMES
 from handlers import envelope
 from models import events, facets as facet_counts
 from models.calendar import today
-from openapi.schemas.events import EventDetailSchema, EventFacetsSchema, EventSummarySchema
+from openapi.schemas.events import (EventDetailSchema, EventFacetsSchema, summaries_json,
+                                    summary_rendering)
 
-summaries = EventSummarySchema(many=True)
 detail = EventDetailSchema()
 # The filters' domain names by the names of the query string (`from` is `date_from`).
 FIELDS = {query: field for field, query in QUERY_NAMES.items()}
@@ -58,14 +58,18 @@ def list_events(limit: int, cursor=None, from_=None, to=None, radius_km=None, ci
                      q=q, has_tickets=has_tickets, max_price=max_price, min_price=min_price,
                      lat=lat, lng=lng, facets=facets)
     # The page first: a bad cursor is named with the filters' problems (edge/paging.py).
+    # Its summaries as kept in this rendering, the others rendered and kept for the next.
+    rendering = summary_rendering()
     page = paging.page(wanted, cursor, secret=settings().secret_key, fetch=lambda after: (
-        events.list_events(session(), filters=wanted, today=today(), limit=limit, after=after)))
+        events.list_events(session(), filters=wanted, today=today(), limit=limit, after=after,
+                           rendering=rendering)))
+    data, rendered = summaries_json(page.items)
+    events.keep_summaries(session(), rendering, rendered)
     counted = wanted.facets and {"facets": facet_counts_schema.dump(
         facet_counts.count(session(), filters=wanted, today=today()))}
     # Counts of the whole list: a change off the page may change them (no basis).
-    return envelope.public_page(summaries.dump(page.items), limit=limit,
-                                next_cursor=page.next_cursor, meta=counted or None,
-                                basis=None if counted else page.basis)
+    return envelope.public_page(data, limit=limit, next_cursor=page.next_cursor,
+                                meta=counted or None, basis=None if counted else page.basis)
 
 
 def _detail_basis(id_: str) -> bytes | None:

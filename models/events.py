@@ -15,18 +15,20 @@ import datetime as dt
 
 import dataclasses
 import functools
+import logging
 import math
 from typing import NamedTuple
 
-from sqlalchemy import (JSON, Boolean, ColumnElement, CompoundSelect, Date, Float, ForeignKey,
-                        Index, Integer, Select, String, Text, and_, bindparam,
-                        all_, func, not_, null, or_, select, text, true, type_coerce,
-                        union_all)
+from sqlalchemy import (JSON, Boolean, Column, ColumnElement, CompoundSelect, Date, Float,
+                        ForeignKey, Index, Integer, MetaData, Select, String, Table, Text, and_,
+                        bindparam, all_, case, func, lateral, not_, null, or_, select, text,
+                        true, type_coerce, union_all)
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 from sqlalchemy.types import NullType
 
-from adapters.direct import planned_once, session_rows
+from adapters.direct import BINARY_PARAMETERS, PLANNED_ONCE_RUNNER, planned_once, session_rows
 from models import words
 from models.db import Base, Timestamp, among
 from models.errors import BadRequest, NotFound
@@ -36,6 +38,7 @@ from models.organisations import Organisation
 from models.text import fold, like_pattern
 from models.venues import Venue
 
+log = logging.getLogger("agenda.events")
 STATUSES = ("draft", "pending", "approved", "rejected")
 # Longest event (end_date - date) the agenda accepts; bounds the scan of GET /events.
 MAX_SPAN_DAYS = 31
@@ -342,6 +345,40 @@ class EventSummary(NamedTuple):
     genre_names: tuple[str, ...]
 
 
+class Listed(NamedTuple):
+    """An event of a page read with the summaries kept as JSON (`list_events` given a
+    `rendering`): the summary's JSON as kept for that rendering (`fragment`), else the
+    summary itself, to be rendered (and kept: `keep_summaries`); its id and, on PostgreSQL,
+    its row's version (None on SQLite, which keeps none)."""
+
+    id: str
+    version: str | None
+    fragment: str | None
+    summary: EventSummary | None
+
+
+# Each event's summary as the service last rendered it (its JSON: marshmallow's, by
+# openapi/schemas/events.py), with the row version and the rendering (the schema and the
+# site it was rendered for) it was made from; PostgreSQL only (migration 0025). A list
+# reads the JSON instead of the summary's columns while both are the event's current ones,
+# so that a page of events rendered before (by any list that showed them, on any worker or
+# host) reads 25 texts, not 25 rows of 30-odd columns each made Python objects, dumped and
+# serialized again: a list's miss cost ~45% less CPU in the workers (bench/RESULTS.md).
+# A change to an event, through the service or plain SQL, and to the copies of its venue,
+# organisation and genres that its row carries (triggers), is a new row version: its kept
+# JSON is no longer read, and the next list showing it renders and keeps it again. Unlogged:
+# a cache, not data (after a crash PostgreSQL empties it; nothing is lost but renderings).
+KEPT_SUMMARIES = Table("event_summaries", MetaData(),
+                       Column("event_id", String(80), primary_key=True),
+                       Column("version", Text, nullable=False),
+                       Column("rendering", Text, nullable=False),
+                       Column("json", Text, nullable=False))
+_kept = KEPT_SUMMARIES.c
+# The columns a page reads of an event whose kept JSON it reads (the rest read as NULL):
+# the list's position, for the next page's cursor.
+_POSITION = ("id", "date", "start")
+
+
 # Lists read plain rows through the tables: no mapped objects on their path.
 _event, _genre, _act = Event.__table__.c, EventGenre.__table__.c, EventArtist.__table__.c
 _venue = Venue.__table__.c
@@ -366,17 +403,36 @@ def _genre_names(column, postgres: bool):
     return (type_coerce(column, NullType()) if postgres else column).label("genre_names")
 
 
-def _summaries(page, postgres: bool) -> Select:
+def _summaries(page, postgres: bool, kept: bool = False) -> Select:
     """The columns of `EventSummary` of the rows of `page` (a subquery of events' columns in
     the list's order), in order, and on PostgreSQL each row's `version`. Each event carries
     its venue's and organisation's references and its genres' names (copies kept by
-    triggers): a page reads no other table. (Each row's venue read by its key, and the
-    organisations, were a quarter of a page's time in PostgreSQL at a million events;
-    migration 0024.)"""
-    return (select(*(page.c[column.name] for column in _EVENT_COLUMNS[:_GENRES_AT]),
-                   _genre_names(page.c.listed_genres, postgres),
-                   *([page.c.version] if postgres else []))
-            .order_by(page.c.date, page.c.start, page.c.id))
+    triggers): a page reads no other table but, with `kept` (PostgreSQL), the summaries
+    kept as JSON (`KEPT_SUMMARIES`) for the row's version and the `rendering` given, as
+    `fragment`; the summary's columns of a row that has one are read as NULL but its
+    position. (Each row's venue read by its key, and the organisations, were a quarter of a
+    page's time in PostgreSQL at a million events; migration 0024.)"""
+    columns = [page.c[column.name] for column in _EVENT_COLUMNS[:_GENRES_AT]]
+    genres = _genre_names(page.c.listed_genres, postgres)
+    order = (page.c.date, page.c.start, page.c.id)
+    if not kept:
+        return select(*columns, genres, *([page.c.version] if postgres else [])).order_by(*order)
+    # Each row's kept JSON looked up by its key, row by row: a lateral subquery with a LIMIT
+    # is not flattened into a join, so that its plan, made once (`planned_once`), is the
+    # key's lookup whatever the table held when it was made (a join planned on an empty
+    # table read the whole table for every page once it had filled: 9 ms of PostgreSQL's
+    # CPU a request at 100k events, where a lookup costs ~5 µs a row).
+    found = lateral(select(_kept.json).where(
+        _kept.event_id == page.c.id, _kept.version == page.c.version,
+        _kept.rendering == bindparam("rendering")).limit(1)).alias("kept")
+    unread = found.c.json.is_(None)
+    return (select(*(column if column.name in _POSITION
+                     else case((unread, column)).label(column.name) for column in columns),
+                   type_coerce(case((unread, page.c.listed_genres)), NullType()
+                               ).label("genre_names"),
+                   page.c.version, found.c.json.label("fragment"))
+            .select_from(page.outerjoin(found, true()))
+            .order_by(*order))
 
 
 # An event's row version (PostgreSQL, `row_version`): a page's summaries are its rows'
@@ -385,7 +441,7 @@ _VERSION = row_version("events").label("version")
 
 
 def list_events(session: Session, *, filters: EventFilters, today: dt.date,
-                after: list | None, limit: int) -> Page:
+                after: list | None, limit: int, rendering: str | None = None) -> Page:
     """Approved events matching `filters`, soonest first (date, start, id), one page of
     `EventSummary`.
 
@@ -399,11 +455,58 @@ def list_events(session: Session, *, filters: EventFilters, today: dt.date,
     takes the values as parameters; each event's genres come with it (`listed_genres`). A
     radius search first reads the venues within it (`NEAR_VENUES_AT_MOST`); a word alone
     is first told rare or common by its share (models/words.py).
+
+    With a `rendering` (the summaries' schema and site, openapi/schemas/events.py), the
+    items are `Listed`: on PostgreSQL each event's summary as kept in that rendering, if it
+    is kept for the event's row as it is (`KEPT_SUMMARIES`), else its summary to render.
     """
     postgres = session.get_bind().dialect.name == "postgresql"
-    page = _page(session, filters, today, after, limit, postgres=postgres, versions=False)
-    return Page(items=[_summary(row) for row in page.items], next_key=page.next_key,
-                basis=_basis(page) if postgres else None)
+    kept = postgres and rendering is not None
+    page = _page(session, filters, today, after, limit, postgres=postgres, versions=False,
+                 rendering=rendering if kept else None)
+    if rendering is None:
+        items = [_summary(row) for row in page.items]
+    elif kept:
+        items = [Listed(row.id, row.version, row.fragment,
+                        None if row.fragment is not None else _summary(row))
+                 for row in page.items]
+    else:
+        items = [Listed(row.id, None, None, _summary(row)) for row in page.items]
+    return Page(items=items, next_key=page.next_key, basis=_basis(page) if postgres else None)
+
+
+def keep_summaries(session: Session, rendering: str, rendered: list[tuple[str, str, str]]
+                   ) -> None:
+    """Keep the summaries a page rendered, each (event id, row version, JSON), for the
+    lists that show those events next (`list_events` with the same `rendering`). On the
+    public answers' sessions only (PostgreSQL's, which run such a statement in a
+    transaction of its own: `PLANNED_ONCE_RUNNER`); elsewhere nothing is kept. Two workers
+    rendering the same event keep the same JSON; one kept for a version gone already is
+    never read. A failure is logged: the answer does not depend on it."""
+    if not rendered or session.info.get(PLANNED_ONCE_RUNNER) is None:
+        return
+    ids, versions, texts = (list(values) for values in zip(*rendered))
+    try:
+        session_rows(session, _KEEP, {"ids": ids, "versions": versions, "texts": texts,
+                                      "rendering": rendering})
+    except DBAPIError as error:
+        log.warning("summaries not kept: %s", error.__class__.__name__)
+
+
+_KEEP_ROWS = select(func.unnest(bindparam("ids", type_=postgresql.ARRAY(String))),
+                    func.unnest(bindparam("versions", type_=postgresql.ARRAY(Text))),
+                    bindparam("rendering", type_=Text),
+                    func.unnest(bindparam("texts", type_=postgresql.ARRAY(Text))))
+_KEEP = postgresql.insert(KEPT_SUMMARIES).from_select(
+    ["event_id", "version", "rendering", "json"], _KEEP_ROWS)
+# A row kept already as it is (two workers rendering the same event) is not written again.
+_KEEP = planned_once(_KEEP.on_conflict_do_update(
+    index_elements=["event_id"], set_={"version": _KEEP.excluded.version,
+                                       "rendering": _KEEP.excluded.rendering,
+                                       "json": _KEEP.excluded.json},
+    where=or_(_kept.version != _KEEP.excluded.version,
+              _kept.rendering != _KEEP.excluded.rendering))
+).execution_options(**{BINARY_PARAMETERS: True})
 
 
 def list_basis(session: Session, *, filters: EventFilters, today: dt.date,
@@ -419,11 +522,14 @@ def list_basis(session: Session, *, filters: EventFilters, today: dt.date,
 
 
 def _page(session: Session, filters: EventFilters, today: dt.date, after: list | None,
-          limit: int, *, postgres: bool, versions: bool) -> Page:
-    """The rows of the page (`_statement`'s) of `list_events`, with `versions` theirs alone."""
+          limit: int, *, postgres: bool, versions: bool, rendering: str | None = None) -> Page:
+    """The rows of the page (`_statement`'s) of `list_events`, with `versions` theirs alone,
+    with a `rendering` their summaries kept in it."""
     filters.check()
     given = shape(filters)[0]
     params = _params(filters, today)
+    if rendering is not None:
+        params["rendering"] = rendering
     if "lat" in given:
         near = [venue.id for venue in session_rows(session, _NEAR_VENUES, params)]
         if len(near) <= NEAR_VENUES_AT_MOST:
@@ -434,7 +540,7 @@ def _page(session: Session, filters: EventFilters, today: dt.date, after: list |
     if postgres and _word_alone(given) and words.rare(session, params["word"], limit + 1):
         given |= {"rare_word"}
     return keyset_rows(session, _statement(given, filters.has_tickets, after is not None,
-                                           postgres, versions),
+                                           postgres, versions, rendering is not None),
                        params=params, limit=limit,
                        key_of=lambda row: (row.date, row.start, row.id))
 
@@ -495,7 +601,7 @@ def _params(filters: EventFilters, today: dt.date) -> dict:
 
 @functools.lru_cache(maxsize=256)
 def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
-               postgres: bool = False, versions: bool = False) -> Select:
+               postgres: bool = False, versions: bool = False, kept: bool = False) -> Select:
     """The statement of a list with these filters: its two ranges (see `list_events`) in
     one; with `versions` (PostgreSQL), each row's position and version only (`list_basis`).
     On PostgreSQL a radius search's part from `from` on goes without the box: around its
@@ -520,7 +626,7 @@ def _statement(given: frozenset[str], has_tickets: bool | None, after: bool,
                                           after=after), started),
                         ("date", "start", "id")).subquery()
     return _planned(select(page).order_by(page.c.date, page.c.start, page.c.id) if versions
-                    else _summaries(page, postgres), given)
+                    else _summaries(page, postgres, kept), given)
 
 
 def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, after: bool,

@@ -6,10 +6,13 @@ One module per resource; this one holds what they share: links and attribution.
 from __future__ import annotations
 
 import functools
+import hashlib
 import keyword
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from importlib.metadata import version
 
 from marshmallow import Schema, fields, missing
 from marshmallow.experimental.context import Context
@@ -21,6 +24,40 @@ def site_url() -> str:
     """The site root for public page links (a marshmallow Context may set it, e.g. for MCP)."""
     given = Context.get(default=None)
     return (given and given.get("site_url")) or context.settings().site_url
+
+
+def fingerprint(schema: type[Schema]) -> str:
+    """What a schema's output is made by, as a digest: for output kept outside the process
+    (models/events.py `KEPT_SUMMARIES`), which another release with another output must not
+    read. Each field's name, class, key, attribute and options, a Function field's code, a
+    nested schema's own fingerprint, and marshmallow's version; `FINGERPRINT_LAYOUT`
+    besides, for a change these do not show (a field class's own output)."""
+    parts = [str(FINGERPRINT_LAYOUT), MARSHMALLOW_VERSION, schema.__qualname__]
+    for name, field in schema._declared_fields.items():
+        parts.append(_field_print(name, field))
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+
+# Raised by hand when the output of a field changes in a way `fingerprint` does not see.
+FINGERPRINT_LAYOUT = 1
+MARSHMALLOW_VERSION = version("marshmallow")
+
+
+def _field_print(name: str, field: fields.Field) -> str:
+    kind = type(field)
+    options = {key: getattr(field, key, None) for key in (
+        "data_key", "attribute", "allow_none", "format", "as_string", "dump_default", "only",
+        "exclude", "many")}
+    parts = [name, f"{kind.__module__}.{kind.__qualname__}", repr(sorted(options.items()))]
+    if isinstance(field, fields.Function):
+        code = field.serialize_func.__code__
+        parts += [code.co_code.hex(), repr(code.co_consts), repr(code.co_names)]
+    if isinstance(field, fields.Nested):
+        nested = field.nested
+        parts.append(fingerprint(nested if isinstance(nested, type) else type(field.schema)))
+    if isinstance(field, fields.List):
+        parts.append(_field_print("inner", field.inner))
+    return "\x1e".join(parts)
 
 
 def attribution(settings) -> dict:

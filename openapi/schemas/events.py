@@ -1,8 +1,13 @@
-"""`EventSummary`, `EventDetail` and the facet counts of the events list."""
+"""`EventSummary`, `EventDetail` and the facet counts of the events list; the summaries a
+list keeps as JSON (`summaries_json`)."""
 
+import functools
+import hashlib
+
+import orjson
 from marshmallow import fields
 
-from openapi.schemas import OutputSchema, site_url
+from openapi.schemas import OutputSchema, fingerprint, site_url
 
 
 class VenueRefSchema(OutputSchema):
@@ -87,3 +92,36 @@ class EventFacetsSchema(OutputSchema):
     city = fields.List(fields.Nested(FacetCountSchema))
     date = fields.List(fields.Nested(FacetCountSchema))
 
+
+
+_summary = EventSummarySchema()
+
+
+def summary_rendering() -> str:
+    """The rendering of event summaries that a list reads kept and keeps
+    (models/events.py `KEPT_SUMMARIES`): the schema's fingerprint and the site its links
+    point to, as a digest."""
+    return _rendering(site_url())
+
+
+@functools.lru_cache(maxsize=16)
+def _rendering(site: str) -> str:
+    return hashlib.sha256(f"{fingerprint(EventSummarySchema)}\x1f{site}".encode()
+                          ).hexdigest()[:32]
+
+
+def summaries_json(listed: list) -> tuple[list, list[tuple[str, str, str]]]:
+    """A page's summaries (models/events.py `Listed`) as orjson writes them, in order: each
+    kept JSON as it is (an `orjson.Fragment`), each other summary dumped by the schema and
+    serialized (the same bytes as in a list of dicts); and those rendered here from a row
+    with a version, as (id, version, JSON), to keep (`models.events.keep_summaries`)."""
+    data, rendered = [], []
+    for item in listed:
+        if item.fragment is not None:
+            data.append(orjson.Fragment(item.fragment))
+            continue
+        text = orjson.dumps(_summary.dump(item.summary))
+        data.append(orjson.Fragment(text))
+        if item.version is not None:
+            rendered.append((item.id, item.version, text.decode()))
+    return data, rendered

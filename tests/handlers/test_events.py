@@ -1,5 +1,6 @@
 """GET /events and GET /events/{id}: every filter, order, paging and the detail."""
 
+import orjson
 import pytest
 from marshmallow.experimental.context import Context
 from sqlalchemy import text, update
@@ -385,3 +386,44 @@ def test_a_details_basis_is_read_again_from_its_rows_versions(db):
     assert events.event_detail_basis(db, event.id) not in (built, changed)
     missing = events.event_detail_basis(db, "no-such-event")
     assert missing not in (built, changed) and missing == events.event_detail_basis(db, "none")
+
+
+# --- summaries kept as JSON (PostgreSQL: models/events.py KEPT_SUMMARIES) ---------------------
+
+def _kept(db) -> dict[str, str]:
+    """The summaries kept as JSON, by event id."""
+    return dict(db.execute(text("SELECT event_id, json FROM event_summaries")).all())
+
+
+def test_a_list_keeps_the_summaries_it_rendered_and_the_next_list_reads_them(client, auth, db):
+    if db.get_bind().dialect.name != "postgresql":
+        pytest.skip("summaries are kept on PostgreSQL (SQLite's rows have no versions)")
+    first, second = EventFactory(date=day(1)), EventFactory(date=day(2))
+    listed = EVENTS.page(client, auth, limit=10)["data"]
+    kept = _kept(db)
+    assert [orjson.loads(kept[event.id]) for event in (first, second)] == listed
+    # A list reads what is kept for its events as they are: a kept summary written by hand
+    # (its event unchanged) is what the next list (another URL: not a kept answer) shows.
+    db.execute(text("UPDATE event_summaries SET json = :json WHERE event_id = :id"),
+               {"json": orjson.dumps({**listed[0], "title": "As kept"}).decode(), "id": first.id})
+    assert [event["title"] for event in EVENTS.page(client, auth, limit=11)["data"]] == [
+        "As kept", listed[1]["title"]]
+    # The event changed by plain SQL is a new row version: its kept summary is not read, and
+    # the one the list renders is kept instead.
+    db.execute(text("UPDATE events SET title = 'Changed by SQL' WHERE id = :id"),
+               {"id": first.id})
+    assert EVENTS.page(client, auth, limit=12)["data"][0]["title"] == "Changed by SQL"
+    assert orjson.loads(_kept(db)[first.id])["title"] == "Changed by SQL"
+
+
+def test_a_venue_renamed_by_plain_sql_is_in_the_next_list_though_its_events_were_kept(
+        client, auth, db):
+    """The event carries its venue's name (a copy its trigger writes): the copy written is a
+    new row version of the event, so the summary kept with the old name is not read."""
+    if db.get_bind().dialect.name != "postgresql":
+        pytest.skip("summaries are kept on PostgreSQL (SQLite's rows have no versions)")
+    event = EventFactory(date=day(1), venue=VenueFactory(name="Before"))
+    assert EVENTS.page(client, auth, limit=10)["data"][0]["venue"]["name"] == "Before"
+    assert event.id in _kept(db)
+    db.execute(text("UPDATE venues SET name = 'After' WHERE id = :id"), {"id": event.venue_id})
+    assert EVENTS.page(client, auth, limit=11)["data"][0]["venue"]["name"] == "After"

@@ -13,9 +13,9 @@ from marshmallow.experimental.context import Context
 
 from models import artists, events, venues
 from models.events import EventSummary, OrganisationRef, VenueRef
-from openapi.schemas import OutputSchema
+from openapi.schemas import OutputSchema, fingerprint
 from openapi.schemas.artists import ArtistDetailSchema
-from openapi.schemas.events import EventDetailSchema, EventSummarySchema
+from openapi.schemas.events import EventDetailSchema, EventSummarySchema, summary_rendering
 from openapi.schemas.venues import VenueDetailSchema
 from tests import factories
 from tests.api import day
@@ -227,3 +227,39 @@ def test_instances_that_dump_other_fields_dump_each_their_own(monkeypatch):
         assert list(some.dump(Values())) == ["text", "day"]
         assert "text" not in KindsSchema(exclude=("text",)).dump(Values())
         assert len(every.dump(Values())) == len(KindsSchema._declared_fields)
+
+
+def _made(**declared) -> type:
+    """A schema class named `Made`, of these fields: two made alike are the same schema."""
+    return type("Made", (OutputSchema,), declared)
+
+
+def test_a_schemas_fingerprint_changes_with_any_field_and_only_then():
+    """What another release's kept output is told apart by (models/events.py
+    KEPT_SUMMARIES): a field added, another key, another option, another Function, another
+    nested schema; the same fields, the same fingerprint."""
+    base = {"name": fields.String(), "link": fields.Function(lambda thing: f"/t/{thing.name}"),
+            "inner": fields.Nested(InnerSchema)}
+    assert fingerprint(_made(**base)) == fingerprint(
+        _made(name=fields.String(), link=fields.Function(lambda thing: f"/t/{thing.name}"),
+              inner=fields.Nested(InnerSchema)))
+    changed = [
+        {**base, "more": fields.String()},
+        {**base, "name": fields.String(data_key="title")},
+        {**base, "name": fields.String(allow_none=True)},
+        {**base, "name": fields.Integer()},
+        {**base, "link": fields.Function(lambda thing: f"/other/{thing.name}")},
+        {**base, "inner": fields.Nested(OddSchema)},
+    ]
+    prints = [fingerprint(_made(**declared)) for declared in changed]
+    assert fingerprint(_made(**base)) not in prints and len(set(prints)) == len(changed)
+
+
+def test_the_summaries_rendering_names_the_site_their_links_point_to():
+    with Context(SITE):
+        here = summary_rendering()
+    with Context({"site_url": "https://elsewhere.example"}):
+        elsewhere = summary_rendering()
+    assert here != elsewhere
+    with Context(SITE):
+        assert summary_rendering() == here
