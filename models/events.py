@@ -363,7 +363,7 @@ class Listed(NamedTuple):
 # reads the JSON instead of the summary's columns while both are the event's current ones,
 # so that a page of events rendered before (by any list that showed them, on any worker or
 # host) reads 25 texts, not 25 rows of 30-odd columns each made Python objects, dumped and
-# serialized again: a list's miss cost ~45% less CPU in the workers (bench/RESULTS.md).
+# serialized again: a list's miss costs the workers a fifth to a third less (bench/RESULTS.md).
 # A change to an event, through the service or plain SQL, and to the copies of its venue,
 # organisation and genres that its row carries (triggers), is a new row version: its kept
 # JSON is no longer read, and the next list showing it renders and keeps it again. Unlogged:

@@ -10,9 +10,8 @@ import hashlib
 import keyword
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
-
 from importlib.metadata import version
+from typing import Any
 
 from marshmallow import Schema, fields, missing
 from marshmallow.experimental.context import Context

@@ -93,7 +93,6 @@ class EventFacetsSchema(OutputSchema):
     date = fields.List(fields.Nested(FacetCountSchema))
 
 
-
 _summary = EventSummarySchema()
 
 

@@ -610,3 +610,22 @@ def test_facets_from_the_kept_counts_are_one_statement_planned_once_reading_inde
         assert not _seq_scans(plans[0]) and "Bitmap" not in plans[0], plans
         totals = "ix_event_day_counts_totals" in {index for _node, index in scans}
         assert totals == (filters.city is None), scans
+
+
+def _kept_page(session, filters: events.EventFilters) -> None:
+    events.list_events(session, filters=filters, today=TODAY, after=None, limit=25,
+                       rendering="plans")
+
+
+def test_a_pages_kept_summaries_are_looked_up_by_key_even_when_planned_on_an_empty_table(
+        postgres, big_agenda):
+    """The lists' statements that read the summaries kept as JSON (models/events.py
+    KEPT_SUMMARIES) are planned once: planned while the table is empty (after the
+    migration, after a crash), a join of it was a hash join reading the whole table for
+    every page once it had filled. Each row's kept summary is looked up by its key."""
+    for name in PLANNED_ONCE:
+        plans = _generic_plans(big_agenda, HOT_FILTERS[name], run=_kept_page)
+        assert plans, name
+        for plan in plans:
+            assert "event_summaries" not in _seq_scans(plan), (name, plan)
+            assert ("Index Scan", "event_summaries_pkey") in _scans(plan), (name, plan)
