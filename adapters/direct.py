@@ -206,7 +206,12 @@ class Prepared:
         result = pgconn.exec_prepared(name, params, param_formats=transformer.formats,
                                       result_format=format_)
         if result.status not in _SUCCEEDED:
-            self._failed(key, result)
+            # Prepared again at its next run (a change of the schema may have made its
+            # prepared form unusable), unless the connection is lost (then it is replaced).
+            error = self._error(result)
+            if pgconn.status != pq.ConnStatus.BAD:
+                self._check(pgconn.close_prepared(self._names.pop(key)))
+            raise error
         if done.row_type is None or not result.nfields:
             return []
         if done.result_format is None:
@@ -241,24 +246,17 @@ class Prepared:
             adapters.get_loader(oid, pq.Format.BINARY) is not None for oid in oids)
             else pq.Format.TEXT)
 
-    def _failed(self, key: tuple, result) -> None:
-        """Raise the failure of a run, as psycopg raises it: a lost connection an
-        OperationalError (then it is replaced); else the statement is prepared again at its
-        next run (a change of the schema may have made its prepared form unusable)."""
-        pgconn = self._connection.pgconn
-        if pgconn.status == pq.ConnStatus.BAD:
-            raise psycopg.OperationalError(pq.error_message(pgconn, encoding=self._encoding))
-        error = psycopg.errors.error_from_result(result, encoding=self._encoding)
-        name = self._names.pop(key)
-        self._check(pgconn.close_prepared(name))
-        raise error
-
     def _check(self, result) -> None:
         if result.status not in _SUCCEEDED:
-            if self._connection.pgconn.status == pq.ConnStatus.BAD:
-                raise psycopg.OperationalError(pq.error_message(self._connection.pgconn,
-                                                                encoding=self._encoding))
-            raise psycopg.errors.error_from_result(result, encoding=self._encoding)
+            raise self._error(result)
+
+    def _error(self, result) -> psycopg.Error:
+        """A failed result's error, as psycopg raises it: a lost connection's an
+        OperationalError (which `DirectStatements` replaces)."""
+        pgconn = self._connection.pgconn
+        if pgconn.status == pq.ConnStatus.BAD:
+            return psycopg.OperationalError(pq.error_message(pgconn, encoding=self._encoding))
+        return psycopg.errors.error_from_result(result, encoding=self._encoding)
 
 
 # How many statements `Prepared` keeps prepared on a connection (psycopg's `prepared_max`).

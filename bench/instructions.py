@@ -19,8 +19,8 @@ With `--server`, a whole worker's instead: uvicorn serving the tree as `agenda s
 runs it (one worker, the response cache off: every answer built), under callgrind, asked
 for each URL once unmeasured, then `--rounds` times over `--connections` connections at
 once, counted; the instructions a request, of every thread of the worker (the event loop,
-the catalogue threads, the service's own). The database must have been prepared by
-bench/run.py (its Bench organisation); a read token is made for the run.
+the catalogue threads, the service's own). The database is prepared as bench/run.py
+prepares its own (migrated, its Bench organisation and a read token).
 """
 
 from __future__ import annotations
@@ -99,14 +99,10 @@ def _counted(file: Path) -> int:
 def served(database_url: str, urls: list[str], *, rounds: int, tree: Path,
            connections: int, out: Path) -> None:
     """Serve `tree` under callgrind and ask for `urls` (see the module's text)."""
-    env = {**os.environ, "AGENDA_DATABASE_URL": database_url, "AGENDA_SECRET_KEY": "bench",
-           "AGENDA_PER_MINUTE": "1000000000", "AGENDA_RESPONSE_CACHE": "false",
-           "PYTHONPATH": str(tree)}
-    agenda = Path(sys.executable).parent / "agenda"
-    token = subprocess.run(
-        [str(agenda), "token", "create", "--organisation", "Bench", "--scopes", "read",
-         "--name", "instructions", "--per-day", "1000000000"], env=env, check=True,
-        capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    import run  # bench/run.py: the database migrated and a read token, as its runs have
+
+    env, token = run.prepared(database_url)
+    env = {**env, "AGENDA_RESPONSE_CACHE": "false", "PYTHONPATH": str(tree)}
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

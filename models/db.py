@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import secrets
 import time
@@ -203,16 +204,25 @@ def insert_rows(session: Session, table, rows: list[dict]):
     """
     if session.get_bind().dialect.name != "postgresql":
         return insert_for(session, table), rows
-    names = list(rows[0])
+    names = tuple(rows[0])
+    return arrays_insert(table, names), {f"{name}_values": [row[name] for row in rows]
+                                         for name in names}
+
+
+@functools.cache
+def arrays_insert(table, names: tuple[str, ...]):
+    """PostgreSQL's INSERT of rows of `table` given as one array a column `names` (the
+    parameter `{name}_values` each), in their order: one statement however many rows,
+    built once for the table and its columns (`insert_rows`; a statement run as prebuilt,
+    adapters/direct.py)."""
     arrays = []
     for name in names:
         kind = table.c[name].type
-        arrays.append(bindparam(f"{name}_values", [row[name] for row in rows],
-                                type_=postgresql.ARRAY(String() if isinstance(kind, String)
-                                                       else kind)))
+        arrays.append(bindparam(f"{name}_values", type_=postgresql.ARRAY(
+            String() if isinstance(kind, String) else kind)))
     given = func.unnest(*arrays).table_valued(*names, with_ordinality="position").render_derived()
     chosen = select(*(given.c[name] for name in names)).order_by(given.c.position)
-    return postgresql.insert(table).from_select(names, chosen), None
+    return postgresql.insert(table).from_select(names, chosen)
 
 
 class among(FunctionElement):  # noqa: N801 (a SQL function, named as one)

@@ -30,7 +30,7 @@ from sqlalchemy.types import NullType
 
 from adapters.direct import BINARY_PARAMETERS, PLANNED_ONCE_RUNNER, planned_once, session_rows
 from models import words
-from models.db import Base, Timestamp, among
+from models.db import Base, Timestamp, among, arrays_insert
 from models.errors import BadRequest, NotFound
 from models.paging import (Filters, Page, basis_of, keyset_rows, keyset_statement, keyset_union,
                            position_params, row_version)
@@ -487,25 +487,21 @@ def keep_summaries(session: Session, rendering: str, rendered: list[tuple[str, s
         return
     ids, versions, texts = (list(values) for values in zip(*rendered))
     try:
-        session_rows(session, _KEEP, {"ids": ids, "versions": versions, "texts": texts,
-                                      "rendering": rendering})
+        session_rows(session, _KEEP, {"event_id_values": ids, "version_values": versions,
+                                      "rendering_values": [rendering] * len(ids),
+                                      "json_values": texts})
     except DBAPIError as error:
         log.warning("summaries not kept: %s", error.__class__.__name__)
 
 
-_KEEP_ROWS = select(func.unnest(bindparam("ids", type_=postgresql.ARRAY(String))),
-                    func.unnest(bindparam("versions", type_=postgresql.ARRAY(Text))),
-                    bindparam("rendering", type_=Text),
-                    func.unnest(bindparam("texts", type_=postgresql.ARRAY(Text))))
-_KEEP = postgresql.insert(KEPT_SUMMARIES).from_select(
-    ["event_id", "version", "rendering", "json"], _KEEP_ROWS)
+_KEPT_ROWS = arrays_insert(KEPT_SUMMARIES, ("event_id", "version", "rendering", "json"))
 # A row kept already as it is (two workers rendering the same event) is not written again.
-_KEEP = planned_once(_KEEP.on_conflict_do_update(
-    index_elements=["event_id"], set_={"version": _KEEP.excluded.version,
-                                       "rendering": _KEEP.excluded.rendering,
-                                       "json": _KEEP.excluded.json},
-    where=or_(_kept.version != _KEEP.excluded.version,
-              _kept.rendering != _KEEP.excluded.rendering))
+_KEEP = planned_once(_KEPT_ROWS.on_conflict_do_update(
+    index_elements=["event_id"], set_={"version": _KEPT_ROWS.excluded.version,
+                                       "rendering": _KEPT_ROWS.excluded.rendering,
+                                       "json": _KEPT_ROWS.excluded.json},
+    where=or_(_kept.version != _KEPT_ROWS.excluded.version,
+              _kept.rendering != _KEPT_ROWS.excluded.rendering))
 ).execution_options(**{BINARY_PARAMETERS: True})
 
 
