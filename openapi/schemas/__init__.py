@@ -83,39 +83,42 @@ class OutputSchema(Schema):
     as marshmallow dumps it; a value the field would give back as it is (a `str` to a
     String, None to a field that allows it) is not handed over at all, a date is formatted
     by the very function its Date field calls, a Function field's function is called, and
-    a nested schema of this kind without hooks is dumped by its own compiled function. A
-    field whose value is not a plain attribute (a dotted path, a missing attribute with its
-    default), a mapping, or a schema with its own accessor goes marshmallow's way. Hooks
-    (`pre_dump`, `post_dump`) run as always: `dump` calls this.
+    a nested schema of this kind without hooks, alone or as the items of a list, is dumped
+    by its own compiled function. A mapping is read by its keys, as marshmallow reads one (a
+    key it lacks, marshmallow's way). A field whose value is not a plain attribute or key (a
+    dotted path, a missing one with its default), or a schema with its own accessor, goes
+    marshmallow's way. Hooks (`pre_dump`, `post_dump`) run as always: `dump` calls this.
     """
 
     def _serialize(self, obj: Any, *, many: bool = False):
-        dump = self.__dict__["_dump"] if "_dump" in self.__dict__ else self._compile()
+        dumps = self.__dict__["_dumps"] if "_dumps" in self.__dict__ else self._compile()
         if many and obj is not None:
-            if dump is None:
+            if dumps is None:
                 return [Schema._serialize(self, item) for item in obj]
-            return [Schema._serialize(self, item) if _is_mapping(item) else dump(item)
-                    for item in obj]
-        if dump is None or _is_mapping(obj):
+            of_object, of_mapping = dumps
+            return [of_mapping(item) if _is_mapping(item) else of_object(item) for item in obj]
+        if dumps is None:
             return super()._serialize(obj)
-        return dump(obj)
+        return dumps[1](obj) if _is_mapping(obj) else dumps[0](obj)
 
-    def _compile(self):
-        """This schema's dump of one object (None: marshmallow's way for all), compiled once
-        for every instance of its class with the same fields (tools make one a call)."""
+    def _compile(self) -> tuple[Callable, Callable] | None:
+        """This schema's dumps of one object and of one mapping (None: marshmallow's way for
+        all), compiled once for every instance of its class with the same fields (tools make
+        one a call)."""
         if type(self).get_attribute is not Schema.get_attribute:
-            dump = None
+            dumps = None
         else:
             shape = self._shape()
-            dump = _COMPILED.get(shape)
-            if dump is None:
+            dumps = _COMPILED.get(shape)
+            if dumps is None:
                 _compiling().add(shape)
                 try:
-                    dump = _COMPILED.setdefault(shape, _compiled(self))
+                    dumps = _COMPILED.setdefault(shape, (_compiled(self, mapping=False),
+                                                         _compiled(self, mapping=True)))
                 finally:
                     _compiling().discard(shape)
-        self.__dict__["_dump"] = dump
-        return dump
+        self.__dict__["_dumps"] = dumps
+        return dumps
 
     def _shape(self) -> tuple:
         """What its compiled dump depends on: its class and the fields it dumps."""
@@ -126,8 +129,9 @@ class OutputSchema(Schema):
 # The days whose text a compiled Date field remembers (a few years of an agenda).
 DAYS_REMEMBERED = 4096
 
-# Compiled dumps by schema class and the fields an instance dumps (a handful in all).
-_COMPILED: dict[tuple, Callable[[Any], dict]] = {}
+# Compiled dumps (of an object, of a mapping) by schema class and the fields an instance
+# dumps (a handful in all).
+_COMPILED: dict[tuple, tuple[Callable[[Any], dict], Callable[[Any], dict]]] = {}
 # The shapes this thread is compiling now: a schema nested in itself calls its own
 # `_serialize` (its dump does not exist yet).
 _THREAD = threading.local()
@@ -147,9 +151,15 @@ def _remembered(formatting: Callable) -> Callable:
     return functools.lru_cache(maxsize=DAYS_REMEMBERED)(formatting)
 
 
-def _compiled(schema: Schema) -> Callable[[Any], dict]:
-    """One function that dumps an object by the schema's fields, each as marshmallow would:
-    its source is written here once, a line or a few for each field, and compiled."""
+# What marshmallow's reading of a key of a mapping (`utils.get_value`) turns to its
+# attribute for: reading it so is marshmallow's way.
+_NOT_READ_BY_KEY = "(KeyError, IndexError, TypeError, AttributeError)"
+
+
+def _compiled(schema: Schema, *, mapping: bool) -> Callable[[Any], dict]:
+    """One function that dumps an object (or a `mapping`) by the schema's fields, each as
+    marshmallow would: its source is written here once, a line or a few for each field, and
+    compiled."""
     names = {"missing": missing, "accessor": schema.get_attribute}
     lines = ["def dump(obj):", "    output = {}"]
     for number, (name, field) in enumerate(schema.dump_fields.items()):
@@ -168,16 +178,21 @@ def _compiled(schema: Schema) -> Callable[[Any], dict]:
         if not field._CHECK_ATTRIBUTE or "." in attribute:
             lines += [f"    {line}" for line in marshmallows_way]
             continue
-        read = (f"obj.{attribute}" if attribute.isidentifier() and not keyword.iskeyword(attribute)
-                else f"getattr(obj, {attribute!r})")
+        if mapping:
+            read, unread = f"obj[{attribute!r}]", _NOT_READ_BY_KEY
+        else:
+            read = (f"obj.{attribute}" if attribute.isidentifier()
+                    and not keyword.iskeyword(attribute) else f"getattr(obj, {attribute!r})")
+            unread = "AttributeError"
         lines += ["    try:",
                   f"        value = {read}",
-                  "    except AttributeError:",
+                  f"    except {unread}:",
                   *(f"        {line}" for line in marshmallows_way),
                   "    else:",
                   f"        output[{key!r}] = {_converted(field, number, name, names)}"]
     source = "\n".join([*lines, "    return output"])
-    exec(compile(source, f"<{type(schema).__name__}.dump>", "exec"), names)  # noqa: S102
+    name = f"<{type(schema).__name__}.dump{'_mapping' if mapping else ''}>"
+    exec(compile(source, name, "exec"), names)  # noqa: S102
     return names["dump"]
 
 
@@ -201,18 +216,42 @@ def _converted(field: fields.Field, number: int, name: str, names: dict) -> str:
         names[f"inner{number}"] = field.inner
         return (f"None if value is None else [each if type(each) is str else "
                 f"inner{number}._serialize(each, {name!r}, obj) for each in value]")
-    if kind is fields.Nested and not field.many and isinstance(field.schema, OutputSchema) \
-            and not field.schema.many and not any(field.schema._hooks.values()):
+    if kind is fields.Nested and _plainly_nested(field):
         # What `Nested._serialize` calls, `schema.dump`, is this when the schema has no hooks:
-        # its compiled dump of an object, called here (a mapping goes marshmallow's way).
+        # its compiled dumps of an object and of a mapping, called here.
         schema = names[f"nested{number}"] = field.schema
-        dump = None if schema._shape() in _compiling() else schema._compile()
-        if dump is None:
+        dumps = _nested_dumps(schema)
+        if dumps is None:
             return f"None if value is None else nested{number}._serialize(value)"
-        names[f"nested_dump{number}"], names["is_mapping"] = dump, _is_mapping
-        return (f"None if value is None else nested{number}._serialize(value) "
-                f"if is_mapping(value) else nested_dump{number}(value)")
+        return f"None if value is None else {_dumped('value', number, dumps, names)}"
+    if kind is fields.List and type(field.inner) is fields.Nested \
+            and _plainly_nested(field.inner):
+        # What `List._serialize` comes to: each item as its `Nested` dumps it (above).
+        dumps = _nested_dumps(field.inner.schema)
+        if dumps is not None:
+            return (f"None if value is None else [None if each is None else "
+                    f"{_dumped('each', number, dumps, names)} for each in value]")
     return serialized
+
+
+def _plainly_nested(field: fields.Nested) -> bool:
+    """Whether `field` dumps one object by a schema of this kind without hooks."""
+    return (not field.many and isinstance(field.schema, OutputSchema)
+            and not field.schema.many and not any(field.schema._hooks.values()))
+
+
+def _nested_dumps(schema: OutputSchema) -> tuple[Callable, Callable] | None:
+    """A nested schema's compiled dumps; None while they are being compiled (a schema that
+    nests itself) or when it has none."""
+    return None if schema._shape() in _compiling() else schema._compile()
+
+
+def _dumped(value: str, number: int, dumps: tuple[Callable, Callable], names: dict) -> str:
+    """The expression of `value` (not None) dumped by a nested schema's compiled `dumps`."""
+    names[f"nested_dump{number}"], names[f"nested_mapping{number}"] = dumps
+    names["is_mapping"] = _is_mapping
+    return (f"nested_mapping{number}({value}) if is_mapping({value}) "
+            f"else nested_dump{number}({value})")
 
 
 def _is_mapping(obj: Any) -> bool:

@@ -13,9 +13,11 @@ from marshmallow.experimental.context import Context
 
 from models import artists, events, venues
 from models.events import EventSummary, OrganisationRef, VenueRef
+from models.facets import FacetCount
 from openapi.schemas import OutputSchema, fingerprint
 from openapi.schemas.artists import ArtistDetailSchema
-from openapi.schemas.events import EventDetailSchema, EventSummarySchema, summary_rendering
+from openapi.schemas.events import (EventDetailSchema, EventFacetsSchema, EventSummarySchema,
+                                    summary_rendering)
 from openapi.schemas.venues import VenueDetailSchema
 from tests import factories
 from tests.api import day
@@ -216,6 +218,43 @@ def test_each_kind_of_field_dumps_as_marshmallow_dumps_it(values, monkeypatch):
     assert list(compiled) == list(reference)
     assert compiled["broken"] == "its default"
     assert compiled["reserved"] == "in an attribute named as a keyword"
+
+
+class ListingSchema(OutputSchema):
+    """Lists of nested items, of a schema without hooks and of one with them."""
+
+    keys = fields.String()
+    listed = fields.List(fields.Nested(KeySchema), allow_none=True)
+    hooked = fields.List(fields.Nested(HookedSchema), allow_none=True)
+
+
+@pytest.mark.parametrize("holder", [
+    Keyed("outer"), {"keys": "outer"}, {}, {"listed": None, "hooked": None}],
+    ids=["object", "mapping", "mapping without its keys", "lists of none"])
+def test_lists_of_nested_items_dump_as_marshmallow_dumps_them(holder, monkeypatch):
+    """Each item by the nested schema's compiled dump, an object or a mapping (None as None);
+    a mapping's keys read as marshmallow reads them (one it lacks, its way: a field named as
+    a mapping's method reads the method)."""
+    items = [Keyed("a", inner={"keys": "inside"}), {"keys": "listed"}, None, {}]
+    if isinstance(holder, Keyed):
+        holder.listed, holder.hooked = items, [Thing("c"), {"name": "d"}]
+    elif not holder:
+        holder.update(listed=items, hooked=[{"name": "e"}])
+    planned, reference = dumped_both_ways(ListingSchema(), holder, monkeypatch)
+    assert planned == reference
+    assert list(planned) == list(reference)
+    if planned.get("listed") is not None:
+        assert [item and item["keys"] for item in planned["listed"]][:3] == ["a", "listed", None]
+
+
+def test_facet_counts_dump_as_marshmallow_dumps_them(monkeypatch):
+    """`meta.facets`: a mapping of the facets asked, each a list of counts."""
+    counts = {"genre": [FacetCount("Techno", 3), FacetCount("House", 1)],
+              "date": [FacetCount("2026-12-05", 0)]}
+    planned, reference = dumped_both_ways(EventFacetsSchema(), counts, monkeypatch)
+    assert planned == reference == {
+        "genre": [{"value": "Techno", "count": 3}, {"value": "House", "count": 1}],
+        "date": [{"value": "2026-12-05", "count": 0}]}
 
 
 def test_instances_that_dump_other_fields_dump_each_their_own(monkeypatch):
