@@ -179,24 +179,36 @@ def _running(session: Session, filters: EventFilters, today: dt.date, *,
 @functools.lru_cache(maxsize=256)
 def _multi_day(shaped: tuple) -> Select:
     """`_running`'s statement: the events with each of their genres (an event without one
-    on a row of its own, genre None)."""
-    running = events.matching(shaped, (_event.id, _event.date, _event.last_date,
-                                       _event.city_key), "multi_day").subquery()
-    return _planned(
-        select(running.c.id, running.c.date, running.c.last_date, running.c.city_key,
-               _genre.genre)
-        .outerjoin_from(running, EventGenre.__table__, _genre.event_id == running.c.id),
-        (shaped,))
+    on a row of its own, genre None), planned once. An organisation's are those of every
+    multi-day event still running (a few, `ix_events_running`), read first (MATERIALIZED):
+    a plan made for any organisation walked its ordered index instead, the busiest's 4,774
+    entries at a million events to find none."""
+    given, has_tickets = shaped
+    owned = "organisation_id" in given
+    columns = (_event.id, _event.date, _event.last_date, _event.city_key)
+    if not owned:
+        running = events.matching(shaped, columns, "multi_day").subquery()
+    else:
+        running = events.matching((given - {"organisation_id"}, has_tickets),
+                                  (*columns, _event.organisation_id), "multi_day"
+                                  ).cte("running").prefix_with("MATERIALIZED")
+    statement = (select(running.c.id, running.c.date, running.c.last_date,
+                        running.c.city_key, _genre.genre)
+                 .outerjoin_from(running, EventGenre.__table__,
+                                 _genre.event_id == running.c.id))
+    if owned:
+        statement = statement.where(running.c.organisation_id == bindparam("organisation_id"))
+    return planned_once(statement)
 
 
 def _planned(statement: Select, shapes: tuple) -> Select:
-    """A statement of the kept counts, or of the multi-day events of `shapes` (None: none
-    read) with them, marked to be planned once (`planned_once`): each reads a range of an
-    index whose key its values name, whatever they are, where planning them at each run
-    cost PostgreSQL a third of a faceted answer's CPU (bench/RESULTS.md). Not one that reads an
-    organisation's events: a plan made for any organisation walks its ordered index (a few
-    events, for most), the busiest's thousands for the few that run several days
-    (`ix_events_running`)."""
+    """A statement of the kept counts, with the multi-day events of `shapes` (None: none
+    read) that began before `from`, marked to be planned once (`planned_once`): each reads
+    a range of an index whose key its values name, whatever they are, where planning them
+    at each run cost PostgreSQL a third of a faceted answer's CPU (bench/RESULTS.md). Not
+    one that reads an organisation's events: a plan made for any organisation walks its
+    ordered index (a few events, for most), the busiest's thousands for the few that run
+    several days (`ix_events_running`)."""
     if any(shaped is not None and "organisation_id" in shaped[0] for shaped in shapes):
         return statement
     return planned_once(statement)
