@@ -12,10 +12,11 @@ database triggers, whoever writes: see `postgresql_functions` and `sqlite_trigge
 city and by genre, each also over all cities and all genres (''), and the same again per
 organisation (the busiest has thousands of coming events, each with its genres to read;
 a venue's or an artist's are few); whole months are read from their sums in
-`event_month_counts`. Facets whose filters are only dates, city, genre and
-organisation read those counts, plus the few multi-day events still running from before a
-day (the partial index `ix_events_running`). Facets with any other filter count the
-matching rows, through the same indexes as the list.
+`event_month_counts`, and a month the window covers in part from its days in the window
+or as its sum less its days outside it, whichever reads fewer. Facets whose filters are
+only dates, city, genre and organisation read those counts, plus the few multi-day events
+still running from before a day (the partial index `ix_events_running`). Facets with any
+other filter count the matching rows, through the same indexes as the list.
 """
 
 from __future__ import annotations
@@ -271,7 +272,7 @@ def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
         "owner": filters.organisation_id or ALL,
         "scope_city": _scope_value(filters, "city_key"),
         "scope_genre": _scope_value(filters, "genre")}
-    for index, (_table, low, high) in enumerate(spans):
+    for index, (_table, low, high, _sign) in enumerate(spans):
         values |= {f"low_{index}": low, f"high_{index}": high}
     answer: dict[str, list[FacetCount]] = {}
     tops = []
@@ -287,8 +288,8 @@ def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
     if days is not None:
         values["date_to"] = days[1]  # the window's end (it starts at `first`)
         totals = values["scope_city"] == values["scope_genre"] == ALL
-    statement = _kept_statement(tuple(tops), tuple((table, high is not None)
-                                                    for table, _low, high in spans), totals)
+    statement = _kept_statement(tuple(tops), tuple((table, high is not None, sign)
+                                                    for table, _low, high, sign in spans), totals)
     started: dict[dt.date, int] = {}
     for facet, value, n, _position in session_rows(session, statement, values):
         if facet == "date":
@@ -327,26 +328,28 @@ def _kept_statement(tops: tuple, spans: tuple, totals: bool | None):
 
 
 def _kept_top(facet: str, shaped: tuple | None, spans: tuple) -> Select:
-    """The top of a facet from the kept counts of `spans` ((table, bounded above) each),
+    """The top of a facet from the kept counts of `spans` ((table, bounded above, sign)
+    each: taken away where the sign is -1),
     and, with `shaped`, the multi-day events of that shape that began before `from` and
     still run (in the list too)."""
     other = "genre" if facet == "city_key" else "city_key"
     scope = bindparam("scope_genre" if other == "genre" else "scope_city")
     kept = []
-    for index, (name, bounded) in enumerate(spans):
+    for index, (name, bounded, sign) in enumerate(spans):
         table = _TABLES[name]
         moment = table.date if name == "days" else table.month
         conditions = [table.organisation_id == bindparam("owner"), table[facet] != ALL,
                       table[other] == scope, moment >= bindparam(f"low_{index}")]
         if bounded:
             conditions.append(moment <= bindparam(f"high_{index}"))
-        kept.append(select(table[facet].label("value"), table.events.label("n"))
-                    .where(*conditions))
+        n = table.events if sign > 0 else -table.events
+        kept.append(select(table[facet].label("value"), n.label("n")).where(*conditions))
     if shaped is not None:
         kept.append(_grouped(shaped, facet, "running"))
     parts = union_all(*kept).subquery()
+    # A value whose events of the month all start before `from` sums to none: not shown.
     return _ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
-                   .group_by(parts.c.value), facet)
+                   .group_by(parts.c.value).having(func.sum(parts.c.n) > 0), facet)
 
 
 def _live_counts(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date] | None,
@@ -401,25 +404,43 @@ def _scope_value(filters: EventFilters, other: str) -> str:
     return fold(filters.city) if filters.city else ALL
 
 
-def _spans(first: dt.date, last: dt.date | None) -> list[tuple[str, dt.date, dt.date | None]]:
-    """(table, low, high) of the kept counts ("days" or "months"; high None: no end) that
-    cover `first`..`last` (None: no end) exactly once: the whole months from the month
-    counts, the days before the first whole month and after the last one from the days'."""
+def _spans(first: dt.date, last: dt.date | None
+           ) -> list[tuple[str, dt.date, dt.date | None, int]]:
+    """(table, low, high, sign) of the kept counts ("days" or "months"; high None: no end)
+    that, added (sign 1) and taken away (sign -1), count each day of `first`..`last` (None:
+    no end) exactly once: the whole months from the month counts, and a month the window
+    covers from a day on, or up to a day, from its days in the window, or from the month's
+    count less its days outside the window, whichever reads fewer days (from the 3rd of a
+    month, 2 days taken away rather than 29 added: a top's days are a row a value each)."""
+    day = dt.timedelta(days=1)
     whole_from = first if first.day == 1 else next_month(first)
     whole_until = None  # the end (exclusive) of the last whole month
     if last is not None:
-        ends_month = next_month(last) - dt.timedelta(days=1) == last
+        ends_month = next_month(last) - day == last
         whole_until = next_month(last) if ends_month else last.replace(day=1)
-    spans: list[tuple[str, dt.date, dt.date | None]] = []
+    spans: list[tuple[str, dt.date, dt.date | None, int]] = []
     if first < whole_from:
-        head_end = whole_from - dt.timedelta(days=1)
-        spans.append(("days", first, head_end if last is None else min(last, head_end)))
+        head_end, month = whole_from - day, first.replace(day=1)
+        if last is not None and last < head_end:  # within one month
+            if (first - month).days + (head_end - last).days < (last - first).days + 1:
+                spans += [("months", month, month, 1), ("days", month, first - day, -1),
+                          ("days", last + day, head_end, -1)]
+            else:
+                spans.append(("days", first, last, 1))
+        elif (first - month).days < (head_end - first).days + 1:
+            spans += [("months", month, month, 1), ("days", month, first - day, -1)]
+        else:
+            spans.append(("days", first, head_end, 1))
     if whole_until is None:
-        spans.append(("months", whole_from, None))
+        spans.append(("months", whole_from, None, 1))
     elif whole_from < whole_until:
-        spans.append(("months", whole_from, whole_until - dt.timedelta(days=1)))
+        spans.append(("months", whole_from, whole_until - day, 1))
     if last is not None and max(whole_from, whole_until) <= last:
-        spans.append(("days", max(whole_from, whole_until), last))
+        month, month_end = last.replace(day=1), next_month(last) - day
+        if last < month_end and (month_end - last).days < (last - month).days + 1:
+            spans += [("months", month, month, 1), ("days", last + day, month_end, -1)]
+        else:
+            spans.append(("days", max(whole_from, whole_until), last, 1))
     return spans
 
 
