@@ -347,7 +347,8 @@ def _kept_top(facet: str, shaped: tuple | None, spans: tuple) -> Select:
     if shaped is not None:
         kept.append(_grouped(shaped, facet, "running"))
     parts = union_all(*kept).subquery()
-    # A value whose events of the month all start before `from` sums to none: not shown.
+    # A value whose events of an edge month all fall outside the window sums to none: not
+    # shown.
     return _ranked(select(parts.c.value, func.sum(parts.c.n).label("n"))
                    .group_by(parts.c.value).having(func.sum(parts.c.n) > 0), facet)
 
