@@ -26,6 +26,7 @@ import dataclasses
 import datetime as dt
 import functools
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, cast, func,
                         literal_column, null, select, text, union_all)
@@ -123,8 +124,7 @@ def window(filters: EventFilters, today: dt.date) -> tuple[dt.date, dt.date]:
     return first, last
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class FacetCount:
+class FacetCount(NamedTuple):
     """A value of a facet and how many events of the list have it."""
 
     value: str
@@ -290,11 +290,10 @@ def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
         totals = values["scope_city"] == values["scope_genre"] == ALL
     statement = _kept_statement(tuple(tops), tuple((table, high is not None, sign)
                                                     for table, _low, high, sign in spans), totals)
-    started: dict[dt.date, int] = {}
+    started: dict[str, int] = {}
     for facet, value, n, _position in session_rows(session, statement, values):
-        if facet == "date":
-            day = dt.date.fromisoformat(value)
-            started[day] = started.get(day, 0) + n
+        if facet == "date":  # the day as ISO text
+            started[value] = started.get(value, 0) + n
         else:
             answer[facet].append(FacetCount(value, int(n)))
     if days is not None:
@@ -367,9 +366,9 @@ def _live_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
     if days is not None:
         on_day = dataclasses.replace(filters, date_from=days[0], date_to=days[1])
         shaped, values = events.shape(on_day), events.params(on_day, today)
-        started: dict[dt.date, int] = {}
+        started: dict[str, int] = {}
         for day, n in session_rows(session, _live_days(shaped), values):
-            started[day] = started.get(day, 0) + n
+            started[day.isoformat()] = started.get(day.isoformat(), 0) + n
         answer["date"] = _on_each_day(started, session_rows(
             session, events.matching(shaped, (_event.date, _event.last_date), "multi_day"),
             values), days)
@@ -464,19 +463,20 @@ def _grouped(shaped: tuple, facet: str, part: str) -> Select:
             .group_by(listed.c.city_key))
 
 
-def _on_each_day(started: dict[dt.date, int], spans, days: tuple[dt.date, dt.date]
+def _on_each_day(started: dict[str, int], spans, days: tuple[dt.date, dt.date]
                  ) -> list[FacetCount]:
     """Events running on each day of the window, ascending (days without any left out): those
-    starting on it (`started`) and the days after the first of multi-day events (`spans`,
-    (first day, last day) each), which the start-day counts miss."""
+    starting on it (`started`, by the day's ISO text, which sorts as the days do) and the
+    days after the first of multi-day events (`spans`, (first day, last day) each), which the
+    start-day counts miss."""
     first, last = days
     counts = dict(started)
     for day, until in spans:
         begin = max(day + dt.timedelta(days=1), first)
         for offset in range((min(until, last) - begin).days + 1):
-            moment = begin + dt.timedelta(days=offset)
+            moment = (begin + dt.timedelta(days=offset)).isoformat()
             counts[moment] = counts.get(moment, 0) + 1
-    return [FacetCount(day.isoformat(), counts[day]) for day in sorted(counts)]
+    return [FacetCount(day, counts[day]) for day in sorted(counts)]
 
 
 @functools.lru_cache(maxsize=256)
