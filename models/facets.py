@@ -180,39 +180,30 @@ def _running(session: Session, filters: EventFilters, today: dt.date, *,
 @functools.lru_cache(maxsize=256)
 def _multi_day(shaped: tuple) -> Select:
     """`_running`'s statement: the events with each of their genres (an event without one
-    on a row of its own, genre None), planned once. An organisation's are those of every
-    multi-day event still running (a few, `ix_events_running`), read first (MATERIALIZED):
-    a plan made for any organisation walked its ordered index instead, the busiest's 4,774
-    entries at a million events to find none."""
+    on a row of its own, genre None), planned once."""
+    running = _listed(shaped, (_event.id, _event.date, _event.last_date, _event.city_key),
+                      "multi_day", "running")
+    return planned_once(
+        select(running.c.id, running.c.date, running.c.last_date, running.c.city_key,
+               _genre.genre)
+        .outerjoin_from(running, EventGenre.__table__, _genre.event_id == running.c.id))
+
+
+def _listed(shaped: tuple, columns: tuple, part: str, name: str):
+    """`columns` of the events of `part` of the list of `shaped` (`events.matching`), as a
+    subquery. An organisation's multi-day events (`part` "running" or "multi_day") are
+    those of every multi-day event of the part (a few: `ix_events_running`), read first
+    (MATERIALIZED, named `name`), the organisation's picked from them: a plan made for any
+    organisation walked its ordered index instead, the busiest's 4,774 entries at a million
+    events to find none running. So every statement of the kept counts is planned once."""
     given, has_tickets = shaped
-    owned = "organisation_id" in given
-    columns = (_event.id, _event.date, _event.last_date, _event.city_key)
-    if not owned:
-        running = events.matching(shaped, columns, "multi_day").subquery()
-    else:
-        running = events.matching((given - {"organisation_id"}, has_tickets),
-                                  (*columns, _event.organisation_id), "multi_day"
-                                  ).cte("running").prefix_with("MATERIALIZED")
-    statement = (select(running.c.id, running.c.date, running.c.last_date,
-                        running.c.city_key, _genre.genre)
-                 .outerjoin_from(running, EventGenre.__table__,
-                                 _genre.event_id == running.c.id))
-    if owned:
-        statement = statement.where(running.c.organisation_id == bindparam("organisation_id"))
-    return planned_once(statement)
-
-
-def _planned(statement: Select, shapes: tuple) -> Select:
-    """A statement of the kept counts, with the multi-day events of `shapes` (None: none
-    read) that began before `from`, marked to be planned once (`planned_once`): each reads
-    a range of an index whose key its values name, whatever they are, where planning them
-    at each run cost PostgreSQL a third of a faceted answer's CPU (bench/RESULTS.md). Not
-    one that reads an organisation's events: a plan made for any organisation walks its
-    ordered index (a few events, for most), the busiest's thousands for the few that run
-    several days (`ix_events_running`)."""
-    if any(shaped is not None and "organisation_id" in shaped[0] for shaped in shapes):
-        return statement
-    return planned_once(statement)
+    if part not in ("running", "multi_day") or "organisation_id" not in given:
+        return events.matching(shaped, columns, part).subquery()
+    every = events.matching((given - {"organisation_id"}, has_tickets),
+                            (*columns, _event.organisation_id), part
+                            ).cte(name).prefix_with("MATERIALIZED")
+    return (select(*(every.c[column.key] for column in columns))
+            .where(every.c.organisation_id == bindparam("organisation_id")).subquery())
 
 
 # Filters that the kept counts know; any other given filter counts the matching rows, which
@@ -323,7 +314,10 @@ def _kept_statement(tops: tuple, spans: tuple, totals: bool | None):
                             cast(null(), Integer).label("position")))
     statement = (union_all(*parts) if len(parts) > 1 else parts[0]).order_by(
         literal_column("facet"), literal_column("position"))
-    return _planned(statement, tuple(shaped for _facet, _column, shaped in tops))
+    # Each part reads a range of an index whose key its values name, whatever they are:
+    # planned once (planning it at each run cost PostgreSQL a third of a faceted answer's
+    # CPU, bench/RESULTS.md).
+    return planned_once(statement)
 
 
 def _kept_top(facet: str, shaped: tuple | None, spans: tuple) -> Select:
@@ -368,7 +362,8 @@ def _live_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
         shaped, values = events.shape(on_day), events.params(on_day, today)
         started: dict[str, int] = {}
         for day, n in session_rows(session, _live_days(shaped), values):
-            started[day.isoformat()] = started.get(day.isoformat(), 0) + n
+            key = day.isoformat()
+            started[key] = started.get(key, 0) + n
         answer["date"] = _on_each_day(started, session_rows(
             session, events.matching(shaped, (_event.date, _event.last_date), "multi_day"),
             values), days)
@@ -455,10 +450,10 @@ def _grouped(shaped: tuple, facet: str, part: str) -> Select:
     """Counts per genre or city of the events `events.matching` holds (its `part`); a city
     read with the events' own rows (no second visit to each)."""
     if facet == "genre":
-        listed = events.matching(shaped, (_event.id,), part).subquery()
+        listed = _listed(shaped, (_event.id,), part, f"{part}_genre")
         return (select(_genre.genre.label("value"), func.count().label("n"))
                 .join(listed, listed.c.id == _genre.event_id).group_by(_genre.genre))
-    listed = events.matching(shaped, (_event.city_key,), part).subquery()
+    listed = _listed(shaped, (_event.city_key,), part, f"{part}_city")
     return (select(listed.c.city_key.label("value"), func.count().label("n"))
             .group_by(listed.c.city_key))
 

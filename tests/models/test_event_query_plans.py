@@ -634,7 +634,7 @@ def test_a_pages_kept_summaries_are_looked_up_by_key_even_when_planned_on_an_emp
 def test_an_organisations_running_events_are_found_among_all_running_ones(postgres,
                                                                           big_agenda):
     """The multi-day events still running that an organisation's facet counts add
-    (models/facets.py `_multi_day`) are planned once: the plan made for any organisation
+    (models/facets.py `_multi_day`, `_listed`) are planned once: the plan made for any organisation
     reads every multi-day event running through their own small index, then picks the
     organisation's among them, whatever the statistics say of the organisation. (With the
     organisation's condition in the scan, the plan made for any organisation walked its
@@ -655,3 +655,40 @@ def test_an_organisations_running_events_are_found_among_all_running_ones(postgr
     assert len(picked) == 1 and "organisation_id" in picked[0]["Filter"], plans
     counted = facets.count(big_agenda, filters=filters, today=TODAY)
     assert sum(day.count for day in counted["date"]) > 0, counted
+
+
+def test_an_organisations_counts_with_events_begun_before_from_are_planned_once(postgres,
+                                                                             big_agenda):
+    """With one of its multi-day events begun before `from` and still running, an
+    organisation's tops count it in the kept counts' statement (models/facets.py
+    `_kept_top`): that statement too is planned once, reading the running events through
+    their own index and picking the organisation's above it; the counts include it."""
+    owner = OrganisationFactory()
+    factories.EventFactory(organisation=owner, venue=big_agenda.get(Venue, "v0"),
+                           date=TODAY - dt.timedelta(days=2), end_date=TODAY + dt.timedelta(days=2),
+                           genre_names=["Ambient"])
+    factories.EventFactory(organisation=OrganisationFactory(), venue=big_agenda.get(Venue, "v1"),
+                           date=TODAY - dt.timedelta(days=1), end_date=TODAY + dt.timedelta(days=1),
+                           genre_names=["Ambient"])
+    big_agenda.execute(text("ANALYZE events"))
+    filters = events.EventFilters(organisation_id=owner.id, facets=("genre", "city"))
+    plans = _generic_plans(big_agenda, filters, run=lambda session, filters: facets.count(
+        session, filters=filters, today=TODAY))
+    assert len(plans) == 2, plans  # the running events, the kept counts with them
+    for plan in plans:
+        indexes, read = _events_read(plan)
+        assert indexes == {"ix_events_running"} and "events" not in _seq_scans(plan), plan
+        assert not any("organisation_id" in f"{node.get('Index Cond')} {node.get('Filter')} "
+                                             f"{node.get('Recheck Cond')}" for node in read), read
+        picked = [node for node in _nodes(plan) if node["Node Type"] == "CTE Scan"]
+        assert picked and all("organisation_id" in node["Filter"] for node in picked), plan
+    counted = facets.count(big_agenda, filters=filters, today=TODAY)
+    assert counted["genre"] == [facets.FacetCount("Ambient", 1)], counted
+
+
+def _events_read(plan: str) -> tuple[set[str], list[dict]]:
+    """The indexes of events a plan reads (its own ix_events_*), and its nodes reading the
+    events table or one of those indexes."""
+    nodes = [node for node in _nodes(plan) if node.get("Relation Name") == "events"
+             or str(node.get("Index Name", "")).startswith("ix_events")]
+    return {node["Index Name"] for node in nodes if "Index Name" in node}, nodes
