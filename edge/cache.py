@@ -74,7 +74,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import orjson
-import redis
 import zstandard
 from connexion.json_schema import resolve_refs
 
@@ -83,7 +82,7 @@ from edge.answers import header_list
 from edge.compression import MIN_BYTES, Head, negotiate, suffixed
 from edge.admission import Admission, admit, authorization, client_address, confirmed_stamp
 from edge.conditional import matches, public_headers
-from edge.limits import OncePerMinute, RedisCounters
+from edge.limits import OncePerMinute, StoreUnavailable
 from edge.openapi import compiled
 from edge.routes import Operation
 from edge.state import PublicAnswer, RequestState
@@ -382,7 +381,7 @@ class SharedEntries:
     """Entries in Redis (the rate limits' clients, `RedisCounters.command`), for every
     worker and host; failures only cost sharing."""
 
-    def __init__(self, counters: RedisCounters):
+    def __init__(self, counters):
         self.counters = counters
         self._warn = OncePerMinute(log, "Redis unreachable, cached answers are not shared: %s")
         self._unreadable = OncePerMinute(log, "A cached answer in Redis could not be read, "
@@ -398,7 +397,7 @@ class SharedEntries:
     async def get(self, key: str) -> Entry | None:
         try:
             packed = await self.counters.command("get", self.key(key))
-        except redis.RedisError as error:
+        except StoreUnavailable as error:
             self._warn(error)
             return None
         if not packed:
@@ -414,7 +413,7 @@ class SharedEntries:
     async def put(self, key: str, entry: Entry) -> None:
         try:
             await self.counters.command("set", self.key(key), entry.pack(), ex=SHARED_TTL)
-        except redis.RedisError as error:
+        except StoreUnavailable as error:
             self._warn(error)
 
     @staticmethod
@@ -427,7 +426,7 @@ class SharedEntries:
         """The head another worker compressed for the answer tagged `tag`, if any."""
         try:
             packed = await self.counters.command("get", self.head_key(tag, coding))
-        except redis.RedisError as error:
+        except StoreUnavailable as error:
             self._warn(error)
             return None
         if not packed or len(packed) < 8:
@@ -440,7 +439,7 @@ class SharedEntries:
             await self.counters.command(
                 "set", self.head_key(tag, head.coding),
                 struct.pack(">II", head.crc, head.length) + head.compressed, ex=SHARED_TTL)
-        except redis.RedisError as error:
+        except StoreUnavailable as error:
             self._warn(error)
 
 
@@ -465,9 +464,8 @@ class ResponseCache:
         keeping = service.settings.response_cache
         self.local = LocalEntries(service.settings.response_cache_bytes if keeping else 0)
         # The Redis of the rate limits (its connections too), when limits are kept there.
-        counters = service.usage.store
-        self.shared = (SharedEntries(counters)
-                       if keeping and isinstance(counters, RedisCounters) else None)
+        self.shared = (SharedEntries(service.usage.store)
+                       if keeping and not service.usage.in_process else None)
         self.keys = Keys(KNOWN_URLS)
         # Key -> done when the full path's request for it, in this process, has answered.
         self._building: dict[str, asyncio.Future] = {}

@@ -20,7 +20,7 @@ import uvicorn
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from models import migrate
+from models import migrate, tokens
 from models.db import make_engine, make_sessionmaker
 from tests import factories
 
@@ -125,6 +125,42 @@ def served_in_thread(app_for: Callable[[str], Any], *,
         server.should_exit = True
         thread.join(timeout=30)
         listener.close()
+
+
+@contextlib.contextmanager
+def served_with_a_token(name: str, **settings) -> Iterator[tuple[Any, str, str]]:
+    """The app on a new migrated database (`name`), with `settings`, served in a thread:
+    yields it, its site and a live read token."""
+    from agenda.app import create_app
+
+    url = migrated_database(name)
+    with committed(url) as session:
+        factories.bind(session)
+        _, token = tokens.create_token(session, organisation=factories.OrganisationFactory(),
+                                       name=name, scopes=["read"])
+    made = []
+
+    def app_for(site):
+        made.append(create_app({"database_url": url, "secret_key": "s", "site_url": site,
+                                **settings}))
+        return made[0]
+
+    try:
+        with served_in_thread(app_for) as (app, site):
+            yield app, site, token
+    finally:
+        for app in made:
+            app.service.close()
+
+
+def fresh_interpreter(script: str, *args: str) -> str:
+    """The last line `script` prints, run with `args` by a new Python at the checkout's top
+    (one that has not imported what this one has for other tests)."""
+    top = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", script, *args], cwd=top,
+                          env={**os.environ, "PYTHONPATH": str(top)}, capture_output=True,
+                          text=True, timeout=120, check=True)
+    return done.stdout.splitlines()[-1]
 
 
 def wait_until_up(url: str, process: subprocess.Popen) -> None:

@@ -215,16 +215,16 @@ def test_counts_asked_at_once_from_the_event_loop_share_round_trips_and_count_ex
     """A worker under load counts the requests waiting together, in a few round trips to
     Redis: each request is still counted once, sees its own count, and is refused on its
     own; a script Redis forgot is loaded again; Redis away fails every one of them open."""
-    from edge import limits
+    from edge import redis_counters
 
     trips = []
-    pipelined = limits._Batched._pipelined
+    pipelined = redis_counters._Batched._pipelined
 
     async def counted_trip(self, batch):
         trips.append(len(batch))
         return await pipelined(self, batch)
 
-    monkeypatch.setattr(limits._Batched, "_pipelined", counted_trip)
+    monkeypatch.setattr(redis_counters._Batched, "_pipelined", counted_trip)
     moment = [1_795_000_025.0]  # 5 seconds into a clock minute
     usage = Usage(private_redis.url, per_minute=50, per_day=10**6, clock=lambda: moment[0])
     caller = Caller(token_id="tok_batched", organisation_id="org", scopes=frozenset({"read"}),

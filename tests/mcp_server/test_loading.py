@@ -6,39 +6,26 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import httpx
 
 from agenda.app import create_app
 from models import tokens
 from tests import factories
-from tests.servers import served_in_thread
+from tests.servers import fresh_interpreter, served_in_thread
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream",
                "Content-Type": "application/json", "MCP-Protocol-Version": "2025-11-25"}
 LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
-# Run in a fresh interpreter: this one has imported the SDK for the other tests.
 WORKER = """
 import json, sys
 import httpx
-from agenda.app import create_app
-from models import tokens
-from tests import factories
-from tests.servers import committed, migrated_database, served_in_thread
+from tests.servers import served_with_a_token
 
-url = migrated_database("mcp_loading")
-with committed(url) as session:
-    factories.bind(session)
-    _, token = tokens.create_token(session, organisation=factories.OrganisationFactory(),
-                                   name="loading", scopes=["read"])
 seen = {}
-app_for = lambda site: create_app({"database_url": url, "secret_key": "s", "site_url": site})
-with served_in_thread(app_for) as (app, site), httpx.Client(base_url=site, timeout=30) as client:
+with served_with_a_token("mcp_loading") as (app, site, token), \\
+        httpx.Client(base_url=site, timeout=30) as client:
     headers = {"Authorization": f"Bearer {token}"}
     mcp = dict(json.loads(sys.argv[1]), **headers)
     seen["rest"] = client.get("/v1/genres", headers=headers).status_code
@@ -48,18 +35,12 @@ with served_in_thread(app_for) as (app, site), httpx.Client(base_url=site, timeo
     listed = client.post("/mcp", headers=mcp, json=json.loads(sys.argv[2]))
     seen["listed"] = [listed.status_code, len(listed.json()["result"]["tools"])]
     seen["loaded_after"] = "mcp" in sys.modules
-    app.service.close()
 print(json.dumps(seen))
 """
 
 
 def test_a_worker_serving_only_rest_and_refusals_does_not_load_the_sdk():
-    top = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-c", WORKER, json.dumps(MCP_HEADERS), json.dumps(LIST_TOOLS)],
-        cwd=top, env={**os.environ, "PYTHONPATH": str(top)}, capture_output=True, text=True,
-        timeout=120, check=True)
-    seen = json.loads(done.stdout.splitlines()[-1])
+    seen = json.loads(fresh_interpreter(WORKER, json.dumps(MCP_HEADERS), json.dumps(LIST_TOOLS)))
     assert seen["rest"] == 200
     assert seen["refused"][0] == 401
     assert 'scope="read attendance scan"' in seen["refused"][1]
