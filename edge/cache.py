@@ -72,6 +72,7 @@ import struct
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 import zstandard
@@ -87,6 +88,9 @@ from edge.openapi import compiled
 from edge.routes import Operation
 from edge.state import PublicAnswer, RequestState
 from models import errors
+
+if TYPE_CHECKING:
+    from edge.redis_counters import RedisCounters
 
 log = logging.getLogger("agenda.cache")
 SHARED_TTL = 3600
@@ -381,7 +385,7 @@ class SharedEntries:
     """Entries in Redis (the rate limits' clients, `RedisCounters.command`), for every
     worker and host; failures only cost sharing."""
 
-    def __init__(self, counters):
+    def __init__(self, counters: RedisCounters):
         self.counters = counters
         self._warn = OncePerMinute(log, "Redis unreachable, cached answers are not shared: %s")
         self._unreadable = OncePerMinute(log, "A cached answer in Redis could not be read, "

@@ -230,8 +230,8 @@ def counters_for(url: str):
     if url.startswith("memory://"):
         return MemoryCounters()
     if url.startswith(("redis://", "rediss://", "unix://")):
-        # Imported only when named: redis-py (with the cryptography it loads) is ~4 MB of
-        # every worker that counts in memory.
+        # Imported only when named: redis-py (with the cryptography it loads) is ~3.5 MB
+        # of every worker that counts in memory.
         from edge.redis_counters import RedisCounters
 
         return RedisCounters(url)

@@ -20,6 +20,7 @@ import uvicorn
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from agenda.app import create_app
 from models import migrate, tokens
 from models.db import make_engine, make_sessionmaker
 from tests import factories
@@ -130,9 +131,7 @@ def served_in_thread(app_for: Callable[[str], Any], *,
 @contextlib.contextmanager
 def served_with_a_token(name: str, **settings) -> Iterator[tuple[Any, str, str]]:
     """The app on a new migrated database (`name`), with `settings`, served in a thread:
-    yields it, its site and a live read token."""
-    from agenda.app import create_app
-
+    yields it, its site and a live read token. The database is dropped after."""
     url = migrated_database(name)
     with committed(url) as session:
         factories.bind(session)
@@ -151,6 +150,7 @@ def served_with_a_token(name: str, **settings) -> Iterator[tuple[Any, str, str]]
     finally:
         for app in made:
             app.service.close()
+        drop_database(url)
 
 
 def fresh_interpreter(script: str, *args: str) -> str:
