@@ -230,7 +230,7 @@ def counters_for(url: str):
     if url.startswith("memory://"):
         return MemoryCounters()
     if url.startswith(("redis://", "rediss://", "unix://")):
-        # Imported only when named: redis-py (with the cryptography it loads) is ~3.5 MB
+        # Imported only when named: redis-py (with the cryptography it loads) is ~3.3 MB
         # of every worker that counts in memory.
         from edge.redis_counters import RedisCounters
 
