@@ -56,6 +56,20 @@ def planned_once(statement):
     return statement.execution_options(**{GENERIC_PLAN: True})
 
 
+# What a statement planned once runs under: set around it (`_run_generic`), or for every
+# statement of connections that run only such statements (models/db.py `make_engine`
+# with `plans=PLANNED_ONCE`). Its generic plan, and no sequential scan where an index can
+# read: such a statement walks an index in its order or looks a key up, whatever its
+# values, but its plan is made for the tables' sizes when it is made and kept until
+# their statistics change. An analysed table that is empty then (the summaries kept as
+# JSON, models/events.py, after a crash or a first deploy) is estimated at no rows: the
+# plan scanned the whole table for every row of every page once it had filled, until
+# autovacuum's next ANALYZE (after a crash, which keeps the old statistics, not before a
+# tenth of the old row count was written again).
+PLANNED_ONCE_SETTINGS = (("plan_cache_mode", "force_generic_plan"), ("enable_seqscan", "off"))
+PLANNED_ONCE = "planned once"
+
+
 # A prebuilt statement's execution option: its parameters go to PostgreSQL in binary
 # (`Prepared`), where psycopg would write a list of texts as an array's text, escaping each
 # quote of each by a regular expression (a page's 25 summaries' JSON: ~20 ms).
@@ -73,15 +87,17 @@ PLANNED_ONCE_RUNNER = "planned_once_runner"
 
 
 def _run_generic(dbapi_connection, cursor, sql: str, arguments: tuple) -> None:
-    """Run `sql` on `cursor` under PostgreSQL's generic plan, and the connection's plan mode
-    back as it was: the three in one round trip (psycopg's pipeline). Between two syncs
+    """Run `sql` on `cursor` under `PLANNED_ONCE_SETTINGS`, and the connection's settings
+    back as they were: all in one round trip (psycopg's pipeline). Between two syncs
     PostgreSQL runs them as one transaction (or inside the connection's own): a statement
-    that fails undoes the SET with it."""
+    that fails undoes the SETs with it."""
     with dbapi_connection.pipeline():
-        dbapi_connection.execute("SET plan_cache_mode = force_generic_plan")
+        for name, value in PLANNED_ONCE_SETTINGS:
+            dbapi_connection.execute(f"SET {name} = {value}")
         cursor.execute(sql, arguments)
-        # Back to the session's default: the mode the connection was opened with.
-        dbapi_connection.execute("RESET plan_cache_mode")
+        # Back to the session's defaults: the settings the connection was opened with.
+        for name, _value in PLANNED_ONCE_SETTINGS:
+            dbapi_connection.execute(f"RESET {name}")
 
 
 # A named parameter as SQLAlchemy writes it for psycopg, or a literal `%` (written `%%`).

@@ -13,7 +13,7 @@ from connexion.middleware.main import ConnexionMiddleware
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import sessionmaker
 
-from adapters.direct import PLANNED_ONCE_RUNNER, DirectStatements, KeptStatement
+from adapters.direct import PLANNED_ONCE, PLANNED_ONCE_RUNNER, DirectStatements, KeptStatement
 from adapters.watch import Watch, forget_on_commit
 from agenda.health import HealthCheck
 from agenda.settings import Settings, load
@@ -148,7 +148,7 @@ def build_service(settings: Settings) -> Service:
     catalogue_engine = None
     if engine.dialect.name == "postgresql":
         catalogue_engine = make_engine(settings.database_url, pool_size=CATALOGUE_THREADS,
-                                       pre_ping=False, plans="force_generic_plan",
+                                       pre_ping=False, plans=PLANNED_ONCE,
                                        statement_timeout_ms=settings.statement_timeout_ms,
                                        requests=True, autocommit=True)
         reads.configure(info={PLANNED_ONCE_RUNNER: DirectStatements(catalogue_engine).execute})

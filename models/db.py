@@ -15,6 +15,8 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.sql.functions import FunctionElement
 
+from adapters.direct import PLANNED_ONCE, PLANNED_ONCE_SETTINGS
+
 NAMING = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -97,7 +99,8 @@ def make_engine(url: str, *, pool_size: int = 10, pre_ping: bool = True,
     # parallel scan of the whole table: at 1M events, 10 requests/s instead of hundreds.
     # Key lookups (a token, a ticket) plan once: `plans=None` (PostgreSQL's own choice). A
     # statement whose plan its values do not change plans once on this engine too
-    # (adapters/direct.py `planned_once`), or on one whose `plans` are "force_generic_plan".
+    # (adapters/direct.py `planned_once`), or on one whose `plans` are `PLANNED_ONCE`: every
+    # statement under `PLANNED_ONCE_SETTINGS`.
     bounds = {"pool_timeout": statement_timeout_ms / 1000} if statement_timeout_ms else {}
     engine = create_engine(url, pool_size=pool_size, max_overflow=5, pool_recycle=1800,
                            connect_args=connection_arguments(
@@ -114,7 +117,8 @@ def connection_arguments(*, plans: str | None = None, requests: bool = False,
     """psycopg's arguments for a connection to PostgreSQL that plans its statements by
     `plans`, does a request's work (`requests`) and bounds each statement, and each wait of
     its own, by `statement_timeout_ms` (see `make_engine`)."""
-    settings = [f"plan_cache_mode={plans}"] if plans else []
+    settings = ([f"{name}={value}" for name, value in PLANNED_ONCE_SETTINGS]
+                if plans == PLANNED_ONCE else [f"plan_cache_mode={plans}"] if plans else [])
     if requests:
         # Requests read a few rows to a few thousand: starting parallel workers costs more
         # than it saves (a small organisation's facet counts took 17 ms with them, 6

@@ -360,12 +360,14 @@ def test_a_session_statement_whose_connection_was_dropped_invalidates_it(engine)
 # --- generic plans ---------------------------------------------------------------------------
 
 _MODE = select(func.current_setting("plan_cache_mode").label("mode"),
+               func.current_setting("enable_seqscan").label("seqscan"),
                (bindparam("n", type_=Integer) * 2).label("twice"))
 _FAILING = select((1 / bindparam("n", type_=Integer)).label("share"))
 
 
-def _mode(session) -> str:
-    return session.execute(text("SHOW plan_cache_mode")).scalar_one()
+def _mode(session) -> tuple[str, str]:
+    return tuple(session.execute(text(f"SHOW {name}")).scalar_one()
+                 for name in ("plan_cache_mode", "enable_seqscan"))
 
 
 @pytest.mark.parametrize("autocommit", [True, False], ids=["autocommit", "transaction"])
@@ -376,13 +378,13 @@ def test_a_statement_marked_for_a_generic_plan_runs_under_it_and_then_the_mode_i
     bind = engine.execution_options(isolation_level="AUTOCOMMIT") if autocommit else engine
     with api.statements(engine) as seen, make_sessionmaker(bind)() as session:
         assert [tuple(row) for row in session_rows(session, planned_once(_MODE), {"n": 21})] == [
-            ("force_generic_plan", 42)]
-        assert _mode(session) == "force_custom_plan"
-        assert session_rows(session, _MODE, {"n": 1})[0].mode == "force_custom_plan"
+            ("force_generic_plan", "off", 42)]
+        assert _mode(session) == ("force_custom_plan", "on")
+        assert session_rows(session, _MODE, {"n": 1})[0][:2] == ("force_custom_plan", "on")
         with pytest.raises(DBAPIError):  # division by zero: the SET is undone with it
             session_rows(session, planned_once(_FAILING), {"n": 0})
         session.rollback()
-        assert _mode(session) == "force_custom_plan"
+        assert _mode(session) == ("force_custom_plan", "on")
     # The engine's cursor events see the statement (not the SET and RESET around it).
     assert len([statement for statement in seen if "current_setting" in statement]) == 2
 
@@ -399,6 +401,6 @@ def test_a_statement_marked_for_a_generic_plan_past_its_deadline_fails_and_leave
             with pytest.raises(DBAPIError) as raised:
                 session_rows(session, slow, {"seconds": 5})
             assert timed_out(raised.value.orig) and not raised.value.connection_invalidated
-            assert _mode(session) == "force_custom_plan"
+            assert _mode(session) == ("force_custom_plan", "on")
     finally:
         bounded.dispose()
