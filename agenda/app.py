@@ -52,8 +52,10 @@ CATALOGUE = (
     cities.list_cities, changes.list_changes,
 )
 # Threads building public answers the response cache misses (edge/cache.py): enough to keep
-# the database busy, few enough not to contend with the event loop for the GIL.
-CATALOGUE_THREADS = 4
+# the database busy, few enough not to contend with the event loop for the GIL. Two, not
+# four: a worker on the long tail at 1M held 4-6 MB less, its answers as fast (in turns,
+# bench/RESULTS.md).
+CATALOGUE_THREADS = 2
 # Threads scanning tickets in the door's lane (edge/door_lane.py): 8 doors on 2 workers keep
 # 4 busy each; more scans at once wait for one (a scan holds it ~1 ms on local PostgreSQL).
 DOOR_THREADS = 4
