@@ -8,6 +8,7 @@ import collections
 import functools
 import itertools
 import re
+from collections.abc import Callable, Iterable
 
 import psycopg
 from psycopg import pq
@@ -76,6 +77,12 @@ PLANNED_ONCE = "planned once"
 BINARY_PARAMETERS = "binary_parameters"
 
 
+# A prebuilt statement's execution option: its rows are plain tuples, read by position,
+# not rows with attribute access (a namedtuple made for each: ~0.4 µs a row, the facet
+# counts' hundred-odd rows).
+PLAIN_ROWS = "plain_rows"
+
+
 # The key of a session's `info` (its sessionmaker's) holding where `session_rows` runs the
 # statements marked `planned_once`, instead of on the session's connection between `SET
 # plan_cache_mode` and `RESET`: `DirectStatements.execute` on connections that plan every
@@ -138,9 +145,13 @@ class Compiled:
                         for name in self.order)
         self.binders = binders if any(binders) else None
         self.columns = tuple(statement.exported_columns)
-        self.row_type = collections.namedtuple(
-            "Row", [column.key for column in self.columns], rename=True
-        ) if self.columns else None
+        # What makes a row of its values (a list): a tuple (`PLAIN_ROWS`) or one with
+        # attribute access; None for a statement without rows.
+        self.make_row: Callable[[Iterable], tuple] | None = None
+        if self.columns:
+            self.make_row = tuple if statement.get_execution_options().get(PLAIN_ROWS) else \
+                collections.namedtuple("Row", [column.key for column in self.columns],
+                                       rename=True)._make
         self.processors: tuple | None = None
         self.described = False
         self.generic = (dialect.name == "postgresql"
@@ -166,8 +177,9 @@ class Compiled:
                      for name, bind in zip(self.order, self.binders))
 
     def rows(self, cursor) -> list:
-        """The rows a run left on `cursor`, each with attribute access."""
-        if self.row_type is None:
+        """The rows a run left on `cursor`, each with attribute access (or a plain tuple:
+        `PLAIN_ROWS`)."""
+        if self.make_row is None:
             return []
         if not self.described:
             processors = tuple(
@@ -179,7 +191,7 @@ class Compiled:
         if self.processors:
             rows = [[value if process is None else process(value)
                      for process, value in zip(self.processors, row)] for row in rows]
-        return [self.row_type._make(row) for row in rows]
+        return list(map(self.make_row, rows))
 
 
 class Prepared:
@@ -228,15 +240,15 @@ class Prepared:
             if pgconn.status != pq.ConnStatus.BAD:
                 self._check(pgconn.close_prepared(self._names.pop(key)))
             raise error
-        if done.row_type is None or not result.nfields:
+        if done.make_row is None or not result.nfields:
             return []
         if done.result_format is None:
             self._describe(done, result)
         transformer.set_pgresult(result)
         if done.processors is None:
-            return transformer.load_rows(0, result.ntuples, done.row_type._make)
-        return [done.row_type._make([value if process is None else process(value)
-                                     for process, value in zip(done.processors, row)])
+            return transformer.load_rows(0, result.ntuples, done.make_row)
+        return [done.make_row([value if process is None else process(value)
+                               for process, value in zip(done.processors, row)])
                 for row in transformer.load_rows(0, result.ntuples, tuple)]
 
     def _prepare(self, key: tuple, sql: str) -> bytes:
@@ -301,7 +313,8 @@ def session_rows(session: Session, statement, params: dict) -> list:
     """The rows of a prebuilt `statement` run with `params` in `session`'s transaction,
     straight on its DBAPI connection: ~150 µs of CPU a statement where `session.execute`
     takes 300 to 500 (no cache key walked through the statement, no execution context,
-    no result object). Each row has attribute access, like a Core result's `.all()`.
+    no result object). Each row has attribute access, like a Core result's `.all()` (a
+    plain tuple if the statement is marked `PLAIN_ROWS`).
 
     The engine's cursor events run around it as around any statement (SQLite's deadline,
     models/db.py; whoever counts the statements); an error is raised as SQLAlchemy raises
@@ -346,7 +359,7 @@ class DirectStatements:
     every request makes, a door's scan, the statements planned once of a public answer
     (`PLANNED_ONCE_RUNNER`).
     `execute(statement, params)` returns the rows (of a SELECT, or of an UPDATE's RETURNING),
-    each with attribute access, like a Core result's `.all()`.
+    each with attribute access, like a Core result's `.all()` (a plain tuple: `PLAIN_ROWS`).
 
     No pre-ping: a connection the database dropped fails once, is discarded, and the
     statement runs again on a new one. (So may a write that had committed as its connection

@@ -13,8 +13,8 @@ from models import door, migrate, organisations, tokens
 from models.releases import Release
 from models.tokens import ApiToken
 from adapters import direct as direct_module
-from adapters.direct import (DirectStatements, KeptStatement, compiled, planned_once,
-                             session_rows, timed_out)
+from adapters.direct import (PLAIN_ROWS, DirectStatements, KeptStatement, compiled,
+                             planned_once, session_rows, timed_out)
 from models import stamp
 from models.db import among, connection_arguments, make_engine, make_sessionmaker
 from tests import api
@@ -228,6 +228,10 @@ def test_statements_run_by_libpq_give_the_same_typed_rows_at_every_run(single):
     assert runs[0] == runs[1] == [expected]
     assert runs[2] == [(*expected[:1], 40001, *expected[2:])]
     assert [type(value) for value in runs[1][0]] == [type(value) for value in expected]
+    # Marked for plain rows: tuples of the same values, at the first run and after.
+    plain = _TYPED.execution_options(**{PLAIN_ROWS: True})
+    rows = [direct(plain, {"day": dt.date(2026, 12, 3), "n": 1}) for _ in range(2)]
+    assert rows == [[expected]] * 2 and {type(run[0]) for run in rows} == {tuple}
     # A type psycopg reads only as text (a point) stays text at every run.
     point = select(literal_column("point(1, 2)").label("p"))
     assert [direct(point, {})[0].p for _ in range(3)] == ["(1,2)"] * 3
@@ -281,6 +285,12 @@ def test_session_rows_read_in_the_sessions_transaction_with_typed_values(engine)
             ("rel-2", dt.date(2026, 11, 26)), ("rel-3", dt.date(2026, 11, 27))]
         assert session_rows(session, _RELEASES, {"since": dt.date(2026, 1, 1),
                                                  "ids": ["rel-3"]})[0].id == "rel-3"
+        # Marked for plain rows: tuples, their values typed the same.
+        since = (select(Release.id, Release.release_date)
+                 .where(Release.release_date >= bindparam("since")))
+        plain = session_rows(session, since.execution_options(**{PLAIN_ROWS: True}),
+                             {"since": dt.date(2026, 11, 27)})
+        assert plain == [("rel-3", dt.date(2026, 11, 27))] and type(plain[0]) is tuple
         session.rollback()
     if engine.dialect.name == "postgresql":
         # One parameter however many ids: the statement is compiled once, for every length.
