@@ -139,10 +139,7 @@ def count(session: Session, *, filters: EventFilters,
     days = window(filters, today) if "date" in filters.facets else None
     if not _kept(filters):
         return _live_counts(session, filters, days, today)
-    # The tops need those that began before `from`, the day counts those of the window.
-    running = _running(session, filters, today,
-                       until=days[1] if days else filters.date_from or today)
-    return _kept_counts(session, filters, days, today, running)
+    return _kept_counts(session, filters, days, today)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -161,32 +158,16 @@ class _Running:
                 and (filters.genre is None or filters.genre in self.genres))
 
 
-def _running(session: Session, filters: EventFilters, today: dt.date, *,
-             until: dt.date) -> list[_Running]:
-    """The multi-day events still running on `from` and starting by `until`, of the list of
-    `filters` but their city and genre (`_Running.listed` applies those), for every facet
-    at once: the kept counts know events by the day they start, so these add the days after
-    their first, and those that began before `from` add to the tops."""
-    wide = dataclasses.replace(filters, city=None, genre=None, date_to=until)
-    found: dict[str, tuple[dt.date, dt.date, str, set[str]]] = {}
-    for row in session_rows(session, _multi_day(events.shape(wide)), events.params(wide, today)):
-        event = found.setdefault(row.id, (row.date, row.last_date, row.city_key, set()))
-        if row.genre is not None:
-            event[3].add(row.genre)
-    return [_Running(first, last, city, frozenset(genres))
-            for first, last, city, genres in found.values()]
-
-
 @functools.lru_cache(maxsize=256)
 def _multi_day(shaped: tuple) -> Select:
-    """`_running`'s statement: the events with each of their genres (an event without one
-    on a row of its own, genre None), planned once."""
+    """The multi-day events still running on `from` and starting by `date_to` of the list of
+    `shaped` (its city and genre left out: `_Running.listed` applies those), each with each
+    of its genres (an event without one on a row of its own, genre None)."""
     running = _listed(shaped, (_event.id, _event.date, _event.last_date, _event.city_key),
                       "multi_day", "running")
-    return planned_once(
-        select(running.c.id, running.c.date, running.c.last_date, running.c.city_key,
-               _genre.genre)
-        .outerjoin_from(running, EventGenre.__table__, _genre.event_id == running.c.id))
+    return (select(running.c.id, running.c.date, running.c.last_date, running.c.city_key,
+                   _genre.genre)
+            .outerjoin_from(running, EventGenre.__table__, _genre.event_id == running.c.id))
 
 
 def _listed(shaped: tuple, columns: tuple, part: str, name: str):
@@ -253,10 +234,19 @@ _KEPT_DAYS = _KEPT_DAYS_RANGE.where(
 _TOPS = (("genre", "genre"), ("city", "city_key"))
 
 
+# The kept counts' rows that are the multi-day events still running (`_multi_day`), beside
+# those of each facet.
+_RUNNING = "running"
+
+
 def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date] | None,
-                 today: dt.date, running: list[_Running]) -> dict[str, list[FacetCount]]:
-    """Every facet asked, from the kept counts in one statement (`_kept_statement`), and
-    the multi-day events still running (`running`) added to them."""
+                 today: dt.date) -> dict[str, list[FacetCount]]:
+    """Every facet asked, from the kept counts, and the multi-day events still running on
+    `from` added to them, read in the same statement (`_kept_statement`): the kept counts
+    know events by the day they start, so the running ones add the days after their first
+    (those starting by the window's end), and those that began before `from` add to the
+    tops. Such a one is rare (most often none runs): the tops it changes are read again
+    with it, by a second statement."""
     first = filters.date_from or today
     spans = _spans(first, filters.date_to)
     values = events.params(filters, today) | {
@@ -265,27 +255,39 @@ def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
         "scope_genre": _scope_value(filters, "genre")}
     for index, (_table, low, high, _sign) in enumerate(spans):
         values |= {f"low_{index}": low, f"high_{index}": high}
-    answer: dict[str, list[FacetCount]] = {}
-    tops = []
-    for facet, column in _TOPS:
-        if facet in filters.facets:
-            answer[facet] = []
-            # Those that began before `from` and still run, read with the counts only when
-            # there are any: most often there are none, and the counts alone read less.
-            without = dataclasses.replace(filters, **{facet: None}) if running else None
-            begun = any(event.date < first and event.listed(without) for event in running)
-            tops.append((facet, column, events.shape(without) if begun else None))
-    totals = None
-    if days is not None:
-        values["date_to"] = days[1]  # the window's end (it starts at `first`)
-        totals = values["scope_city"] == values["scope_genre"] == ALL
-    statement = _kept_statement(tuple(tops), tuple((table, high is not None, sign)
-                                                    for table, _low, high, sign in spans), totals)
+    kinds = tuple((table, high is not None, sign) for table, _low, high, sign in spans)
+    asked = [(facet, column) for facet, column in _TOPS if facet in filters.facets]
+    totals = None if days is None else values["scope_city"] == values["scope_genre"] == ALL
+    # The running events of the list but its city and genre, starting by the window's end
+    # (for the days' counts) or by `from` (for the tops): the first statement's `date_to`,
+    # which no other part of it reads but the days', whose end it is too.
+    until = days[1] if days else first
+    wide = events.shape(dataclasses.replace(filters, city=None, genre=None, date_to=until))
+    answer: dict[str, list[FacetCount]] = {facet: [] for facet, _column in asked}
     started: dict[str, int] = {}
-    for facet, value, n, _position in session_rows(session, statement, values):
+    found: dict[str, tuple[dt.date, dt.date, str, set[str]]] = {}
+    for facet, value, n, _position, first_day, last_day, city_key, genre in session_rows(
+            session, _kept_statement(tuple((facet, column, None) for facet, column in asked),
+                                     kinds, totals, wide), values | {"date_to": until}):
         if facet == "date":  # the day as ISO text
             started[value] = started.get(value, 0) + n
+        elif facet == _RUNNING:  # an event (value: its id) a row for each of its genres
+            event = found.setdefault(value, (first_day, last_day, city_key, set()))
+            if genre is not None:
+                event[3].add(genre)
         else:
+            answer[facet].append(FacetCount(value, int(n)))
+    running = [_Running(first_day, last_day, city, frozenset(genres))
+               for first_day, last_day, city, genres in found.values()]
+    again = []
+    for facet, column in asked if running else ():
+        without = dataclasses.replace(filters, **{facet: None})
+        if any(event.date < first and event.listed(without) for event in running):
+            again.append((facet, column, events.shape(without)))
+    if again:
+        answer |= {facet: [] for facet, _column, _shaped in again}
+        for facet, value, n, *_ in session_rows(
+                session, _kept_statement(tuple(again), kinds, None, None), values):
             answer[facet].append(FacetCount(value, int(n)))
     if days is not None:
         answer["date"] = _on_each_day(started, [
@@ -295,23 +297,34 @@ def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
 
 
 @functools.lru_cache(maxsize=256)
-def _kept_statement(tops: tuple, spans: tuple, totals: bool | None):
+def _kept_statement(tops: tuple, spans: tuple, totals: bool | None, running: tuple | None):
     """The statement of `_kept_counts`: a row (facet, value, n, position) for each value of
-    each top (`_kept_top`), in the order of their positions, and, unless `totals` is None,
-    for each day of the window (its date as text; every city's and genre's when `totals`)
-    with the events that start on it. One statement, one round trip and one plan for the
-    facets of an answer, instead of one each (bench/RESULTS.md)."""
+    each top (`_kept_top`), in the order of their positions; unless `totals` is None, for
+    each day of the window (its date as text; every city's and genre's when `totals`)
+    with the events that start on it; and with `running` (a shape), the multi-day events of
+    that shape still running (`_multi_day`: facet `_RUNNING`, value the event's id, and its
+    date, last_date, city_key and genre, NULL in the others' rows). One statement, one
+    round trip and one plan for the facets of an answer, instead of one each
+    (bench/RESULTS.md)."""
+    rest = (cast(null(), Date).label("date"), cast(null(), Date).label("last_date"),
+            cast(null(), String).label("city_key"), cast(null(), String).label("genre"))
     parts = []
     for facet, column, shaped in tops:
         top = _kept_top(column, shaped, spans).subquery()
         parts.append(select(literal_column(f"'{facet}'").label("facet"),
-                            top.c.value, top.c.n, top.c.position))
+                            top.c.value, top.c.n, top.c.position, *rest))
     if totals is not None:
         started = (_KEPT_TOTALS if totals else _KEPT_DAYS).subquery()
         parts.append(select(literal_column("'date'").label("facet"),
                             cast(started.c.date, String).label("value"),
                             started.c.events.label("n"),
-                            cast(null(), Integer).label("position")))
+                            cast(null(), Integer).label("position"), *rest))
+    if running is not None:
+        multi = _multi_day(running).subquery()
+        parts.append(select(literal_column(f"'{_RUNNING}'").label("facet"),
+                            multi.c.id.label("value"), cast(null(), Integer).label("n"),
+                            cast(null(), Integer).label("position"), multi.c.date,
+                            multi.c.last_date, multi.c.city_key, multi.c.genre))
     statement = (union_all(*parts) if len(parts) > 1 else parts[0]).order_by(
         literal_column("facet"), literal_column("position"))
     # Each part reads a range of an index whose key its values name, whatever they are:
