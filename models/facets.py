@@ -158,11 +158,11 @@ class _Running:
                 and (filters.genre is None or filters.genre in self.genres))
 
 
-@functools.lru_cache(maxsize=256)
 def _multi_day(shaped: tuple) -> Select:
     """The multi-day events still running on `from` and starting by `date_to` of the list of
     `shaped` (its city and genre left out: `_Running.listed` applies those), each with each
-    of its genres (an event without one on a row of its own, genre None)."""
+    of its genres (an event without one on a row of its own, genre None): a part of
+    `_kept_statement`, built with it once a shape."""
     running = _listed(shaped, (_event.id, _event.date, _event.last_date, _event.city_key),
                       "multi_day", "running")
     return (select(running.c.id, running.c.date, running.c.last_date, running.c.city_key,
