@@ -232,6 +232,14 @@ def _serve(host: str, port: int, workers: int) -> None:
         click.echo(f"{workers} workers count requests each on their own (memory://): the "
                    "rate limits are only exact with AGENDA_RATELIMIT_STORAGE=redis://...",
                    err=True)
+    # One malloc arena a process (glibc; other C libraries ignore it; an operator's own value
+    # is kept). By default glibc gives each thread that allocates beside another its own
+    # arena; a worker's catalogue threads then hold ~12 MB each, of which ~5 is in use: the
+    # rest is freed memory split between arenas, which neither can hand to the other. The
+    # GIL lets one thread at a time run Python, so the one arena is rarely waited for. At
+    # 1M events with the limits in Redis, after the long tail (bench/RESULTS.md): the
+    # largest worker 156 MB -> 147, its CPU a request no higher.
+    os.environ.setdefault("MALLOC_ARENA_MAX", "1")
     # This process becomes uvicorn's own command. Its workers start (multiprocessing's spawn)
     # by importing the main module again: as `python -m uvicorn` that is nothing, where this
     # module would bring alembic and the demo data into every worker (~6 MB each). -OO

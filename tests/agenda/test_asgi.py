@@ -3,8 +3,10 @@
 import datetime as dt
 import re
 import uuid
+from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.servers import agenda_serve
 
@@ -53,3 +55,33 @@ def test_the_server_serves_its_own_package_from_whatever_directory_it_is_started
     with agenda_serve({"AGENDA_DATABASE_URL": database_url}, workers=1, cwd=tmp_path) as base:
         answer = httpx.get(f"{base}/healthz")
     assert answer.json() == {"status": "ok"}
+
+
+def _server_environments(base: str) -> list[dict[str, str]]:
+    """The environments of the processes serving `base` (uvicorn's and its workers'): every
+    process of this user whose AGENDA_SITE_URL is `base`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            raw = (entry / "environ").read_bytes()
+        except OSError:  # not a process, gone meanwhile or another user's
+            continue
+        environment = dict(item.split("=", 1) for item in raw.decode(errors="replace")
+                           .split("\0") if "=" in item)
+        if environment.get("AGENDA_SITE_URL") == base:
+            found.append(environment)
+    return found
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "1"), ("4", "4")])
+def test_the_workers_allocate_from_one_malloc_arena_unless_the_operator_says_otherwise(
+        database_url, monkeypatch, given, expected):
+    """glibc's arena a thread would leave a worker's catalogue threads ~7 MB of freed memory
+    each that neither can use (agenda/cli.py)."""
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    env = {"AGENDA_DATABASE_URL": database_url} | ({"MALLOC_ARENA_MAX": given} if given else {})
+    with agenda_serve(env, workers=2) as base:
+        environments = _server_environments(base)
+    # uvicorn's process, its two workers and multiprocessing's resource tracker.
+    assert len(environments) >= 3
+    assert {environment.get("MALLOC_ARENA_MAX") for environment in environments} == {expected}
