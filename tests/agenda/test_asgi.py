@@ -76,8 +76,8 @@ def _server_environments(base: str) -> list[dict[str, str]]:
 @pytest.mark.parametrize(("given", "expected"), [(None, "1"), ("4", "4")])
 def test_the_workers_allocate_from_one_malloc_arena_unless_the_operator_says_otherwise(
         database_url, monkeypatch, given, expected):
-    """glibc's arena a thread would leave a worker's catalogue threads ~7 MB of freed memory
-    each that neither can use (agenda/cli.py)."""
+    """With an arena a thread (glibc's default), a worker's catalogue threads each kept ~7 MB
+    of freed memory that no other thread's allocations could use (agenda/cli.py)."""
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     env = {"AGENDA_DATABASE_URL": database_url} | ({"MALLOC_ARENA_MAX": given} if given else {})
     with agenda_serve(env, workers=2) as base:
