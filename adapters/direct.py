@@ -8,7 +8,9 @@ import collections
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterable
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator
 
 import psycopg
 from psycopg import pq
@@ -352,6 +354,11 @@ def session_rows(session: Session, statement, params: dict) -> list:
         cursor.close()
 
 
+# How long a connection is held between statements before it goes back to the pool
+# (`DirectStatements`).
+HELD_SECONDS = 60.0
+
+
 class DirectStatements:
     """Runs a few hot, prebuilt statements on a pooled DBAPI connection in autocommit, each
     its own transaction, without the ORM's or the Connection's machinery (~50 µs a statement
@@ -364,10 +371,24 @@ class DirectStatements:
     No pre-ping: a connection the database dropped fails once, is discarded, and the
     statement runs again on a new one. (So may a write that had committed as its connection
     dropped: only a conditional write, which the second time changes nothing, belongs here.)
+
+    Between statements a connection is held here rather than checked in: the pool's
+    check-out and check-in (its events, the reset's rollback, its queue) cost the worker
+    40-140 µs a statement on 2 slow cores, half a token lookup's CPU and a fifth of a facet
+    count's (bench/RESULTS.md). On PostgreSQL, at most as many are held as threads ran
+    statements at once, within the pool's bound (they are checked out of it), the one used
+    last taken first; each goes back to the pool once held `HELD_SECONDS` (so that the
+    pool's recycling and `Engine.dispose` reach it), and all of them on `close`.
     """
 
     def __init__(self, engine: Engine):
         self.engine = engine
+        # Connections between statements, each with when it left the pool (`_take`, `_give`):
+        # on PostgreSQL (SQLite's pool may give each thread a database of its own).
+        self._held: collections.deque[tuple[object, float]] = collections.deque()
+        self._holds = engine.dialect.name == "postgresql"
+        # Collected while holding some (one made for a while, not closed): they are closed.
+        weakref.finalize(self, _drop_held, self._held)
 
     def execute(self, statement, params: dict) -> list:
         dialect = self.engine.dialect
@@ -377,7 +398,7 @@ class DirectStatements:
         arguments = done.arguments(params)
         for attempt in (1, 2):
             try:
-                pooled = self.engine.raw_connection()
+                pooled, taken = self._take()
             except dialect.loaded_dbapi.Error as error:
                 raise DBAPIError.instance(done.sql, params, error, dialect.loaded_dbapi.Error,
                                           connection_invalidated=True) from error
@@ -397,19 +418,61 @@ class DirectStatements:
                 finally:
                     if switched:
                         dialect.reset_isolation_level(connection)
+                self._give(pooled, taken)
+                pooled = None
                 return rows
             except dialect.loaded_dbapi.Error as error:
                 lost = dropped(error, dialect.loaded_dbapi)
                 if lost:
                     pooled.invalidate()
+                    # The others held were most likely cut with it (a restart): new ones.
+                    for other, _taken in self._all_held():
+                        other.invalidate()
                 if not lost or attempt == 2:
                     # As SQLAlchemy raises it, so that the error handler knows it (503).
                     raise DBAPIError.instance(done.sql, params, error,
                                               dialect.loaded_dbapi.Error,
                                               connection_invalidated=lost) from error
             finally:
-                pooled.close()
+                if pooled is not None:  # a failure: back to the pool (or dropped, if lost)
+                    pooled.close()
         raise AssertionError("unreachable")
+
+    def _take(self) -> tuple:
+        """A connection held since an earlier statement, the one used last first, or one
+        checked out of the pool; with when it left the pool."""
+        try:
+            return self._held.pop()
+        except IndexError:
+            return self.engine.raw_connection(), time.monotonic()
+
+    def _give(self, pooled, taken: float) -> None:
+        """Hold `pooled` for the next statement; back to the pool once held `HELD_SECONDS`."""
+        if self._holds and time.monotonic() - taken < HELD_SECONDS:
+            self._held.append((pooled, taken))
+        else:
+            pooled.close()
+
+    def _all_held(self) -> Iterator[tuple]:
+        """Every connection held, each taken out (another thread may take one meanwhile)."""
+        while True:
+            try:
+                yield self._held.pop()
+            except IndexError:
+                return
+
+    def close(self) -> None:
+        """Return the connections held between statements to the pool (before the engine is
+        disposed: a held connection is checked out, which disposing does not close)."""
+        for pooled, _taken in self._all_held():
+            pooled.close()
+
+
+def _drop_held(held: collections.deque) -> None:
+    """Close the connections a `DirectStatements` collected without `close` still held
+    (invalidated: closed at once, their pool perhaps disposed of already)."""
+    while held:
+        held.pop()[0].invalidate()
 
 
 def _in_autocommit(dbapi_connection, dialect) -> bool:

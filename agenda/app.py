@@ -78,6 +78,9 @@ class Service:
     # on their own connection).
     direct: object
     direct_engine: Engine
+    # What runs the direct statements (`direct`, the reads' planned once), each holding its
+    # connections between statements: closed before the engines are disposed.
+    held: tuple[DirectStatements, ...]
     usage: Usage
     document: dict
     document_json: bytes
@@ -104,6 +107,8 @@ class Service:
         """Close the database connections and the admission threads."""
         if self.current_stamp is not None:
             self.current_stamp.close()
+        for statements in self.held:
+            statements.close()
         self.engine.dispose()
         self.direct_engine.dispose()
         if self.catalogue_engine is not None:
@@ -147,13 +152,15 @@ def build_service(settings: Settings) -> Service:
     # every prepared statement once (`PLANNED_ONCE_RUNNER`): no session's connection, no
     # plan mode set and reset around each.
     reads = make_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))
-    catalogue_engine = None
+    direct_statements = DirectStatements(direct_engine)
+    catalogue_engine, catalogue_statements = None, None
     if engine.dialect.name == "postgresql":
         catalogue_engine = make_engine(settings.database_url, pool_size=CATALOGUE_THREADS,
                                        pre_ping=False, plans=PLANNED_ONCE,
                                        statement_timeout_ms=settings.statement_timeout_ms,
                                        requests=True, autocommit=True)
-        reads.configure(info={PLANNED_ONCE_RUNNER: DirectStatements(catalogue_engine).execute})
+        catalogue_statements = DirectStatements(catalogue_engine)
+        reads.configure(info={PLANNED_ONCE_RUNNER: catalogue_statements.execute})
     routes = RouteTable(document, "/v1")
     document_json = orjson.dumps(document)
     watch = None
@@ -163,7 +170,8 @@ def build_service(settings: Settings) -> Service:
     service = Service(
         settings=settings, engine=engine, sessions=sessions, reads=reads,
         catalogue_engine=catalogue_engine, watch=watch,
-        direct=DirectStatements(direct_engine).execute, direct_engine=direct_engine,
+        direct=direct_statements.execute, direct_engine=direct_engine,
+        held=tuple(runner for runner in (direct_statements, catalogue_statements) if runner),
         usage=Usage(settings.ratelimit_storage, per_minute=settings.per_minute,
                     per_day=settings.per_day),
         document=document, document_json=document_json, routes=routes,

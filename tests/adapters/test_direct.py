@@ -2,6 +2,8 @@
 pooled one, session_rows (a list's and its counts' statements) on a session's."""
 
 import asyncio
+import concurrent.futures
+import time
 import datetime as dt
 
 import pytest
@@ -9,15 +11,17 @@ from sqlalchemy import (Date, Integer, String, bindparam, column, func, literal_
                         text, update)
 from sqlalchemy.exc import DBAPIError
 
+from agenda.app import create_app
 from models import door, migrate, organisations, tokens
 from models.releases import Release
 from models.tokens import ApiToken
 from adapters import direct as direct_module
-from adapters.direct import (PLAIN_ROWS, DirectStatements, KeptStatement, compiled,
-                             planned_once, session_rows, timed_out)
+from adapters.direct import (PLAIN_ROWS, PLANNED_ONCE_RUNNER, DirectStatements, KeptStatement,
+                             compiled, planned_once, session_rows, timed_out)
 from models import stamp
 from models.db import among, connection_arguments, make_engine, make_sessionmaker
 from tests import api
+from tests.conftest import APP_SETTINGS
 from tests.servers import FreezingRelay, drop_database, scratch_database
 
 
@@ -259,6 +263,71 @@ def test_a_failing_statement_raises_as_sqlalchemy_does_and_runs_again_after(sing
     assert raised.value.orig.sqlstate == "22012"  # division by zero
     assert not raised.value.connection_invalidated
     assert direct(share, {"n": 2})[0].share == 5
+
+
+# The server process serving the statement's connection (after `seconds` asleep).
+_BACKEND = select(literal_column("pg_backend_pid()").label("pid"))
+_SLOW_BACKEND = _BACKEND.select_from(text("pg_sleep(0.3)"))
+
+
+def test_the_connection_is_held_between_statements_until_closed_or_held_long_enough(
+        single, monkeypatch):
+    """The connection a statement ran on is held for the next one, not checked in and out
+    of the pool each time (bench/RESULTS.md: that costs a statement as much as its own work
+    in the worker); `close` gives it back, and so does a statement once it has been held
+    `HELD_SECONDS`, so that the pool's recycling and disposal reach it."""
+    direct = DirectStatements(single)
+    pids = {direct.execute(_BACKEND, {})[0].pid for _ in range(5)}
+    assert len(pids) == 1 and single.pool.checkedout() == 1
+    direct.close()
+    assert single.pool.checkedout() == 0
+    monkeypatch.setattr(direct_module, "HELD_SECONDS", 0.0)
+    assert direct.execute(_BACKEND, {})[0].pid in pids, "the pool's one connection"
+    assert single.pool.checkedout() == 0
+
+
+def test_statements_at_once_hold_a_connection_each_and_a_restart_replaces_every_one(single):
+    """Threads running statements at once hold as many connections, and no more after; when
+    the database drops them (a restart), the next statement runs on a new one rather than
+    failing on another held connection the restart cut too."""
+    direct = DirectStatements(single)
+    with concurrent.futures.ThreadPoolExecutor(3) as threads:
+        pids = set(threads.map(lambda _: direct.execute(_SLOW_BACKEND, {})[0].pid, range(3)))
+    assert len(pids) == 3 and single.pool.checkedout() == 3
+    assert {direct.execute(_BACKEND, {})[0].pid for _ in range(6)} <= pids
+    assert single.pool.checkedout() == 3
+    with single.connect() as admin:
+        admin.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                           "WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+    after = {direct.execute(_BACKEND, {})[0].pid for _ in range(3)}
+    assert len(after) == 1 and not after & pids
+    assert single.pool.checkedout() == 1
+    direct.close()
+
+
+
+def test_a_closed_service_leaves_none_of_the_connections_its_statements_held(database_url):
+    """Its direct statements (the token lookups, a door's scan) and its reads' statements
+    planned once hold their connections between statements: closing the service closes
+    them too (disposing of an engine does not close a connection checked out of it)."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("connections are held on PostgreSQL")
+    service = create_app({"database_url": database_url, **APP_SETTINGS}).service
+    planned_once = service.reads.kw["info"][PLANNED_ONCE_RUNNER]
+    pids = {service.direct(_BACKEND, {})[0].pid, planned_once(_BACKEND, {})[0].pid}
+    service.close()
+    admin = make_engine(database_url)
+    alive = text("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(:pids)")
+    try:
+        for _ in range(50):  # a server process ends soon after its connection closes
+            with admin.connect() as connection:
+                left = connection.execute(alive, {"pids": list(pids)}).scalar_one()
+            if not left:
+                break
+            time.sleep(0.1)
+    finally:
+        admin.dispose()
+    assert len(pids) == 2 and left == 0
 
 
 # --- session_rows ----------------------------------------------------------------------------
