@@ -175,9 +175,10 @@ def wait_until_up(url: str, process: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def agenda_serve(env: dict, *, workers: int, log=subprocess.DEVNULL, cwd=None):
+def agenda_server(env: dict, *, workers: int, log=subprocess.DEVNULL, cwd=None):
     """`agenda serve` with `env` on a free port (started in `cwd`, if given), up; yields its
-    base URL. Its standard error (the log) goes to `log`, a file open for writing."""
+    base URL and its process, which leads a session of its own (its workers are in it).
+    Its standard error (the log) goes to `log`, a file open for writing."""
     port = free_port()
     env = {**os.environ, "AGENDA_SITE_URL": f"http://127.0.0.1:{port}", **env}
     server = subprocess.Popen([AGENDA, "serve", "--port", str(port), "--workers", str(workers)],
@@ -185,10 +186,17 @@ def agenda_serve(env: dict, *, workers: int, log=subprocess.DEVNULL, cwd=None):
                               start_new_session=True)
     try:
         wait_until_up(f"http://127.0.0.1:{port}/healthz", server)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", server
     finally:
         os.killpg(server.pid, 15)
         server.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def agenda_serve(env: dict, *, workers: int, log=subprocess.DEVNULL, cwd=None):
+    """`agenda_server`'s base URL alone."""
+    with agenda_server(env, workers=workers, log=log, cwd=cwd) as (base, _server):
+        yield base
 
 
 class FreezingRelay:

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import agenda_serve
+from tests.servers import agenda_serve, agenda_server
 
 
 def test_every_request_is_in_the_log_when_the_server_stops(database_url, tmp_path):
@@ -57,19 +57,21 @@ def test_the_server_serves_its_own_package_from_whatever_directory_it_is_started
     assert answer.json() == {"status": "ok"}
 
 
-def _server_environments(base: str) -> list[dict[str, str]]:
-    """The environments of the processes serving `base` (uvicorn's and its workers'): every
-    process of this user whose AGENDA_SITE_URL is `base`."""
+def _session_environments(leader: int) -> list[dict[str, str]]:
+    """The environments of the processes in the session `leader` leads (a server started
+    by `agenda_server`: uvicorn's process and its children)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
+            stat = (entry / "stat").read_text()
             raw = (entry / "environ").read_bytes()
         except OSError:  # not a process, gone meanwhile or another user's
             continue
-        environment = dict(item.split("=", 1) for item in raw.decode(errors="replace")
-                           .split("\0") if "=" in item)
-        if environment.get("AGENDA_SITE_URL") == base:
-            found.append(environment)
+        # stat(5): the fields after the command's closing parenthesis; the 4th is the session.
+        if int(stat[stat.rindex(")") + 2:].split()[3]) != leader:
+            continue
+        found.append(dict(item.split("=", 1) for item in raw.decode(errors="replace")
+                          .split("\0") if "=" in item))
     return found
 
 
@@ -80,8 +82,8 @@ def test_the_workers_allocate_from_one_malloc_arena_unless_the_operator_says_oth
     of freed memory that no other thread's allocations could use (agenda/cli.py)."""
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     env = {"AGENDA_DATABASE_URL": database_url} | ({"MALLOC_ARENA_MAX": given} if given else {})
-    with agenda_serve(env, workers=2) as base:
-        environments = _server_environments(base)
+    with agenda_server(env, workers=2) as (_base, server):
+        environments = _session_environments(server.pid)
     # uvicorn's process, its two workers and multiprocessing's resource tracker.
     assert len(environments) >= 3
     assert {environment.get("MALLOC_ARENA_MAX") for environment in environments} == {expected}
