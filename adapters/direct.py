@@ -426,8 +426,7 @@ class DirectStatements:
                 if lost:
                     pooled.invalidate()
                     # The others held were most likely cut with it (a restart): new ones.
-                    for other, _taken in self._all_held():
-                        other.invalidate()
+                    _drop_held(self._held)
                 if not lost or attempt == 2:
                     # As SQLAlchemy raises it, so that the error handler knows it (503).
                     raise DBAPIError.instance(done.sql, params, error,
@@ -453,26 +452,28 @@ class DirectStatements:
         else:
             pooled.close()
 
-    def _all_held(self) -> Iterator[tuple]:
-        """Every connection held, each taken out (another thread may take one meanwhile)."""
-        while True:
-            try:
-                yield self._held.pop()
-            except IndexError:
-                return
-
     def close(self) -> None:
         """Return the connections held between statements to the pool (before the engine is
         disposed: a held connection is checked out, which disposing does not close)."""
-        for pooled, _taken in self._all_held():
+        for pooled in _taken_out(self._held):
             pooled.close()
 
 
+def _taken_out(held: collections.deque) -> Iterator:
+    """Every connection `held`, each taken out of it (another thread may take one meanwhile)."""
+    while True:
+        try:
+            yield held.pop()[0]
+        except IndexError:
+            return
+
+
 def _drop_held(held: collections.deque) -> None:
-    """Close the connections a `DirectStatements` collected without `close` still held
-    (invalidated: closed at once, their pool perhaps disposed of already)."""
-    while held:
-        held.pop()[0].invalidate()
+    """Close every connection `held` at once (invalidated, not returned to the pool): after
+    one of them was dropped, or when its `DirectStatements` was collected without `close`
+    (their pool perhaps disposed of already)."""
+    for pooled in _taken_out(held):
+        pooled.invalidate()
 
 
 def _in_autocommit(dbapi_connection, dialect) -> bool:
