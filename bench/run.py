@@ -71,6 +71,7 @@ from collections.abc import Callable
 from email.message import Message
 from pathlib import Path
 
+import redis
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -131,7 +132,8 @@ LEGEND = ("hits: the share of answers the response cache had kept (long tail row
           "second after a change to the catalogue (every kept answer stale: each worker "
           "checks or builds each URL's answer once more, as after every change; at the turn "
           f"of the hour every one is built); warm: after {WARM_SECONDS} s more of the same "
-          "load, the catalogue unchanged; "
+          "load, the catalogue unchanged (a draw the clock hour would turn during starts "
+          "after it); "
           "CPU µs/req: utime + stime of the server's processes (uvicorn master and workers, "
           "not PostgreSQL) during the wrk run, per request answered; PG CPU µs/req: the same "
           "of PostgreSQL's processes on this machine (the floor makes no statement); RSS MB: "
@@ -456,7 +458,11 @@ def long_tail(label: str, token: str, paths: Path, server: subprocess.Popen,
     checks or builds each URL's answer once more (what follows every change; at the turn
     of the hour every one is built); then `warm`, after `WARM_SECONDS` more of the same load
     with the catalogue unchanged (what the cache's bound keeps). `cold_only`: the uniform
-    draw's cold row alone (a service keeping nothing)."""
+    draw's cold row alone (a service keeping nothing).
+
+    Every kept answer is built again at the turn of the clock hour (its cursor's and its
+    first day's hour, edge/cursors.py): a draw the hour would turn during starts after it,
+    or its warm row would measure a tail being filled again."""
     draws = {"uniform": "0"} if cold_only else {"Zipf 1.0": "1.0", "uniform": "0"}
     rows = {}
     for name, exponent in draws.items():
@@ -465,6 +471,8 @@ def long_tail(label: str, token: str, paths: Path, server: subprocess.Popen,
                                      server=server)
         row = f"{label}: long tail ({LONG_TAIL:,} URLs), {name}"
         if not cold_only:
+            # Each row a second of warm-up and its duration, two warmings, a change.
+            past_the_hour(3 * (options["duration"] + 1) + 2 * WARM_SECONDS + 5)
             if not rows:
                 rows[f"{row}, filling"] = measured(warm_up=True, **options)
             measured(**{**options, "duration": WARM_SECONDS})
@@ -546,7 +554,9 @@ def changing(url: str, every: float = 1.0):
 def shared_limits(env: dict, token: str, redis_url: str, paths: Path, **options) -> dict:
     """The unfiltered cached row and the long tail with limits counted (and answers shared)
     in Redis, as several workers or hosts count them in production: a round trip to Redis
-    a request."""
+    a request. The answers kept there before (an hour each: a run before this one) are
+    deleted first, so that the long tail's `filling` row starts from nothing kept."""
+    forget_shared_answers(redis_url)
     server = serve([str(BIN / "agenda"), "serve", "--port", str(PORT), "--workers", "2"],
                    {**env, "AGENDA_RATELIMIT_STORAGE": redis_url}, PORT)
     try:
@@ -557,6 +567,18 @@ def shared_limits(env: dict, token: str, redis_url: str, paths: Path, **options)
                             env["AGENDA_DATABASE_URL"], **options)}
     finally:
         stop(server)
+
+
+def forget_shared_answers(redis_url: str) -> None:
+    """Delete the answers and heads the service keeps in the Redis at `redis_url`
+    (`agenda:cache:*`, edge/cache.py `SharedEntries`)."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(client.scan_iter(match="agenda:cache:*", count=1000))
+        for start in range(0, len(keys), 1000):
+            client.delete(*keys[start:start + 1000])
+    finally:
+        client.close()
 
 
 @contextlib.contextmanager
