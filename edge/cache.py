@@ -128,8 +128,12 @@ DICTIONARY.precompute_compress(level=PACK_LEVEL)
 # What the Redis keys of entries and heads name: the layout and the dictionary.
 _SHARED_LAYOUT = f"{LAYOUT}.{DICTIONARY.dict_id()}"
 # The share of a process's bound that also keeps the answers served most recently whole,
-# so that a popular one is served again without decompressing it.
-WHOLE_SHARE = 0.125
+# so that a popular one is served again without decompressing it: a thirty-second (0.5 MiB
+# of 16, ~24 pages of a long tail at a million events). An eighth held ~95 pages whole,
+# each kept compressed too, where ~400 more answers fit compressed: under a uniform long
+# tail at 1M the workers kept 86% of it instead of 77-78%, with 0.5-3.7 MB less RSS
+# (bench/RESULTS.md, "A thirty-second of the bound kept whole").
+WHOLE_SHARE = 1 / 32
 # What keeping an entry costs beyond its bytes (its objects, the LRU's link; measured ~0.4 KB).
 ENTRY_OVERHEAD = 512
 
