@@ -75,6 +75,8 @@ import redis
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from edge.cache import SHARED_PREFIX
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 PORT, FLOOR_PORT = 18181, 18182
@@ -571,10 +573,10 @@ def shared_limits(env: dict, token: str, redis_url: str, paths: Path, **options)
 
 def forget_shared_answers(redis_url: str) -> None:
     """Delete the answers and heads the service keeps in the Redis at `redis_url`
-    (`agenda:cache:*`, edge/cache.py `SharedEntries`)."""
+    (edge/cache.py `SharedEntries`, under `SHARED_PREFIX`)."""
     client = redis.Redis.from_url(redis_url)
     try:
-        keys = list(client.scan_iter(match="agenda:cache:*", count=1000))
+        keys = list(client.scan_iter(match=f"{SHARED_PREFIX}*", count=1000))
         for start in range(0, len(keys), 1000):
             client.delete(*keys[start:start + 1000])
     finally:

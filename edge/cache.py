@@ -125,7 +125,9 @@ DICTIONARY = zstandard.ZstdCompressionDict(
     dict_type=zstandard.DICT_TYPE_FULLDICT)
 # Digested once for the level, and shared by every thread's compressor.
 DICTIONARY.precompute_compress(level=PACK_LEVEL)
-# What the Redis keys of entries and heads name: the layout and the dictionary.
+# Where the Redis keys of entries and heads begin, and what they name next: the layout and
+# the dictionary.
+SHARED_PREFIX = "agenda:cache:"
 _SHARED_LAYOUT = f"{LAYOUT}.{DICTIONARY.dict_id()}"
 # The share of a process's bound that also keeps the answers served most recently whole,
 # so that a popular one is served again without decompressing it: a thirty-second (0.5 MiB
@@ -399,7 +401,7 @@ class SharedEntries:
     def key(name: str) -> str:
         # The entry's layout is in the key: workers of an older release, sharing the Redis
         # during a deploy, keep their own entries apart.
-        return f"agenda:cache:{_SHARED_LAYOUT}:" + hashlib.blake2b(
+        return f"{SHARED_PREFIX}{_SHARED_LAYOUT}:" + hashlib.blake2b(
             name.encode(), digest_size=20).hexdigest()
 
     async def get(self, key: str) -> Entry | None:
@@ -427,7 +429,7 @@ class SharedEntries:
     @staticmethod
     def head_key(tag: str, coding: str) -> str:
         # By the answer's tag (over its data): the same head for every URL with that data.
-        return f"agenda:cache:{_SHARED_LAYOUT}:{coding}:" + hashlib.blake2b(
+        return f"{SHARED_PREFIX}{_SHARED_LAYOUT}:{coding}:" + hashlib.blake2b(
             tag.encode(), digest_size=20).hexdigest()
 
     async def get_head(self, tag: str, coding: str) -> Head | None:
