@@ -7,6 +7,7 @@ import asyncio
 import collections
 import functools
 import itertools
+import operator
 import re
 import time
 import weakref
@@ -146,6 +147,9 @@ class Compiled:
         binders = tuple(done.binds[name].type.dialect_impl(dialect).bind_processor(dialect)
                         for name in self.order)
         self.binders = binders if any(binders) else None
+        # The values in order, by one C call (a faceted count's statement has 40 of them).
+        self.ordered = operator.itemgetter(*self.order) if len(self.order) > 1 else (
+            lambda values: tuple(values[name] for name in self.order))
         self.columns = tuple(statement.exported_columns)
         # What makes a row of its values (a list): a tuple (`PLAIN_ROWS`) or one with
         # attribute access; None for a statement without rows.
@@ -174,9 +178,9 @@ class Compiled:
         """The positional arguments of a run with `params` (and the defaults)."""
         values = self.defaults | params
         if self.binders is None:
-            return tuple(values[name] for name in self.order)
-        return tuple(values[name] if bind is None else bind(values[name])
-                     for name, bind in zip(self.order, self.binders))
+            return self.ordered(values)
+        return tuple(value if bind is None else bind(value)
+                     for value, bind in zip(self.ordered(values), self.binders))
 
     def rows(self, cursor) -> list:
         """The rows a run left on `cursor`, each with attribute access (or a plain tuple:

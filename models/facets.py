@@ -17,6 +17,9 @@ or as its sum less its days outside it, whichever reads fewer. Facets whose filt
 only dates, city, genre and organisation read those counts, plus the few multi-day events
 still running from before a day (the partial index `ix_events_running`). Facets with any
 other filter count the matching rows, through the same indexes as the list.
+
+The counts come out as the answer's JSON (`CountsJSON`): the kept counts' statement writes
+each facet's (`counts_json`), so a faceted answer reads a row a facet, not a row a value.
 """
 
 from __future__ import annotations
@@ -25,13 +28,15 @@ import contextlib
 import dataclasses
 import datetime as dt
 import functools
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Iterable, Iterator
 
+import orjson
 from sqlalchemy import (Date, Index, Integer, Select, String, bindparam, cast, func,
                         literal_column, null, select, text, union_all)
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.sql.functions import FunctionElement
 
 from adapters.direct import PLAIN_ROWS, planned_once, session_rows
 from models.db import Base
@@ -124,16 +129,48 @@ def window(filters: EventFilters, today: dt.date) -> tuple[dt.date, dt.date]:
     return first, last
 
 
-class FacetCount(NamedTuple):
-    """A value of a facet and how many events of the list have it."""
+# The counts of one facet as the answer gives them (`meta.facets.<facet>`): a JSON array of
+# {"value": the genre, the city or the day (ISO), "count": the events of the list with it},
+# as orjson writes it (no spaces). The kept counts are rendered so by the database
+# (`counts_json`), counts added up here by `rendered`: the same bytes either way.
+CountsJSON = str
 
-    value: str
-    count: int
+
+def rendered(counts: Iterable[tuple[str, int]]) -> CountsJSON:
+    """Counts ((value, count) each, in order) as `CountsJSON`."""
+    return orjson.dumps([{"value": value, "count": n} for value, n in counts]).decode()
+
+
+class counts_json(FunctionElement):  # noqa: N801 (a SQL function, named as one)
+    """`counts_json(value, n, position)`: the aggregate of rows (value, count) in the order of
+    `position`, as `CountsJSON` ('[]' without rows): one text a facet, read and passed on
+    as it is, where a row a value cost a worker ~1 µs each to read, make and dump (a
+    faceted answer's ~120 rows). PostgreSQL writes each value by `to_json`; SQLite's
+    `json_object` writes the same, in the order of the rows it aggregates (it has no ORDER
+    BY within an aggregate before 3.44: the rows come ordered by `position`)."""
+
+    type = String()
+    inherit_cache = True
+    name = "counts_json"
+
+
+@compiles(counts_json, "postgresql")
+def _counts_json_postgresql(element, compiler, **kw):
+    value, n, position = (compiler.process(clause, **kw) for clause in element.clauses)
+    return (f"'[' || coalesce(string_agg('{{\"value\":' || to_json({value})::text || "
+            f"',\"count\":' || ({n})::text || '}}', ',' ORDER BY {position}), '') || ']'")
+
+
+@compiles(counts_json)
+def _counts_json(element, compiler, **kw):
+    value, n, _position = (compiler.process(clause, **kw) for clause in element.clauses)
+    return (f"'[' || coalesce(group_concat(json_object('value', {value}, 'count', {n}), ','), "
+            f"'') || ']'")
 
 
 def count(session: Session, *, filters: EventFilters,
-          today: dt.date) -> dict[str, list[FacetCount]]:
-    """`{facet: [FacetCount]}` for each facet of `filters.facets`."""
+          today: dt.date) -> dict[str, CountsJSON]:
+    """`{facet: CountsJSON}` for each facet of `filters.facets`."""
     filters.check()
     _bounded(filters)
     days = window(filters, today) if "date" in filters.facets else None
@@ -209,10 +246,14 @@ def _bounded(filters: EventFilters) -> None:
 
 
 def _kept(filters: EventFilters) -> bool:
-    """Whether the kept counts know every filter given. (Field by field: `asdict` copies
-    the whole value deeply, a millisecond of a faceted request's four.)"""
-    return all(getattr(filters, field.name) is None for field in dataclasses.fields(filters)
-               if field.name not in _KEPT)
+    """Whether the kept counts know every filter given."""
+    return all(getattr(filters, name) is None for name in _UNKNOWN_TO_KEPT)
+
+
+# The filters the kept counts do not know (field by field: `asdict` copies the whole value
+# deeply, a millisecond of a faceted request's four).
+_UNKNOWN_TO_KEPT = tuple(field.name for field in dataclasses.fields(EventFilters)
+                         if field.name not in _KEPT)
 
 
 _counts, _months = EventDayCount.__table__.c, EventMonthCount.__table__.c
@@ -240,13 +281,13 @@ _RUNNING = "running"
 
 
 def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date] | None,
-                 today: dt.date) -> dict[str, list[FacetCount]]:
+                 today: dt.date) -> dict[str, CountsJSON]:
     """Every facet asked, from the kept counts, and the multi-day events still running on
     `from` added to them, read in the same statement (`_kept_statement`): the kept counts
     know events by the day they start, so the running ones add the days after their first
     (those starting by the window's end), and those that began before `from` add to the
     tops. Such a one is rare (most often none runs): the tops it changes are read again
-    with it, by a second statement."""
+    with it, by a second statement, and the days it runs on added here."""
     first = filters.date_from or today
     spans = _spans(first, filters.date_to)
     values = events.params(filters, today) | {
@@ -263,20 +304,17 @@ def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
     # which no other part of it reads but the days', whose end it is too.
     until = days[1] if days else first
     wide = events.shape(dataclasses.replace(filters, city=None, genre=None, date_to=until))
-    answer: dict[str, list[FacetCount]] = {facet: [] for facet, _column in asked}
-    started: dict[str, int] = {}
+    answer: dict[str, CountsJSON] = {}
     found: dict[str, tuple[dt.date, dt.date, str, set[str]]] = {}
-    for facet, value, n, _position, first_day, last_day, city_key, genre in session_rows(
+    for facet, value, first_day, last_day, city_key, genre in session_rows(
             session, _kept_statement(tuple((facet, column, None) for facet, column in asked),
                                      kinds, totals, wide), values | {"date_to": until}):
-        if facet == "date":  # the day as ISO text
-            started[value] = started.get(value, 0) + n
-        elif facet == _RUNNING:  # an event (value: its id) a row for each of its genres
+        if facet == _RUNNING:  # an event (value: its id) a row for each of its genres
             event = found.setdefault(value, (first_day, last_day, city_key, set()))
             if genre is not None:
                 event[3].add(genre)
         else:
-            answer[facet].append(FacetCount(value, int(n)))
+            answer[facet] = value
     running = [_Running(first_day, last_day, city, frozenset(genres))
                for first_day, last_day, city, genres in found.values()]
     again = []
@@ -285,48 +323,45 @@ def _kept_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
         if any(event.date < first and event.listed(without) for event in running):
             again.append((facet, column, events.shape(without)))
     if again:
-        answer |= {facet: [] for facet, _column, _shaped in again}
-        for facet, value, n, *_ in session_rows(
-                session, _kept_statement(tuple(again), kinds, None, None), values):
-            answer[facet].append(FacetCount(value, int(n)))
-    if days is not None:
-        answer["date"] = _on_each_day(started, [
-            (event.date, event.last_date) for event in running
-            if event.date <= days[1] and event.listed(filters)], days)
+        answer |= {facet: counted for facet, counted, *_ in session_rows(
+            session, _kept_statement(tuple(again), kinds, None, None), values)}
+    spanning = days and [(event.date, event.last_date) for event in running
+                         if event.date <= days[1] and event.listed(filters)]
+    if spanning:
+        answer["date"] = rendered(_on_each_day(
+            {day["value"]: day["count"] for day in orjson.loads(answer["date"])},
+            spanning, days))
     return answer
 
 
 @functools.lru_cache(maxsize=256)
 def _kept_statement(tops: tuple, spans: tuple, totals: bool | None, running: tuple | None):
-    """The statement of `_kept_counts`: a row (facet, value, n, position) for each value of
-    each top (`_kept_top`), in the order of their positions; unless `totals` is None, for
-    each day of the window (its date as text; every city's and genre's when `totals`)
-    with the events that start on it; and with `running` (a shape), the multi-day events of
-    that shape still running (`_multi_day`: facet `_RUNNING`, value the event's id, and its
-    date, last_date, city_key and genre, NULL in the others' rows). One statement, one
-    round trip and one plan for the facets of an answer, instead of one each
-    (bench/RESULTS.md)."""
+    """The statement of `_kept_counts`: a row (facet, `CountsJSON`) for each top
+    (`_kept_top`); unless `totals` is None, one for the days of the window (every city's
+    and genre's when `totals`), each with the events that start on it; and with `running`
+    (a shape), the multi-day events of that shape still running (`_multi_day`: facet
+    `_RUNNING`, value the event's id, and its date, last_date, city_key and genre, NULL in
+    the others' rows). One statement, one round trip and one plan for the facets of an
+    answer, instead of one each (bench/RESULTS.md)."""
     rest = (cast(null(), Date).label("date"), cast(null(), Date).label("last_date"),
             cast(null(), String).label("city_key"), cast(null(), String).label("genre"))
     parts = []
     for facet, column, shaped in tops:
         top = _kept_top(column, shaped, spans).subquery()
         parts.append(select(literal_column(f"'{facet}'").label("facet"),
-                            top.c.value, top.c.n, top.c.position, *rest))
+                            counts_json(top.c.value, top.c.n, top.c.position).label("value"),
+                            *rest))
     if totals is not None:
-        started = (_KEPT_TOTALS if totals else _KEPT_DAYS).subquery()
+        started = (_KEPT_TOTALS if totals else _KEPT_DAYS).order_by(_counts.date).subquery()
         parts.append(select(literal_column("'date'").label("facet"),
-                            cast(started.c.date, String).label("value"),
-                            started.c.events.label("n"),
-                            cast(null(), Integer).label("position"), *rest))
+                            counts_json(cast(started.c.date, String), started.c.events,
+                                        started.c.date).label("value"), *rest))
     if running is not None:
         multi = _multi_day(running).subquery()
         parts.append(select(literal_column(f"'{_RUNNING}'").label("facet"),
-                            multi.c.id.label("value"), cast(null(), Integer).label("n"),
-                            cast(null(), Integer).label("position"), multi.c.date,
-                            multi.c.last_date, multi.c.city_key, multi.c.genre))
-    statement = (union_all(*parts) if len(parts) > 1 else parts[0]).order_by(
-        literal_column("facet"), literal_column("position"))
+                            multi.c.id.label("value"), multi.c.date, multi.c.last_date,
+                            multi.c.city_key, multi.c.genre))
+    statement = union_all(*parts) if len(parts) > 1 else parts[0]
     # Each part reads a range of an index whose key its values name, whatever they are:
     # planned once (planning it at each run cost PostgreSQL a third of a faceted answer's
     # CPU, bench/RESULTS.md). Its rows are read by position.
@@ -360,16 +395,16 @@ def _kept_top(facet: str, shaped: tuple | None, spans: tuple) -> Select:
 
 
 def _live_counts(session: Session, filters: EventFilters, days: tuple[dt.date, dt.date] | None,
-                 today: dt.date) -> dict[str, list[FacetCount]]:
+                 today: dt.date) -> dict[str, CountsJSON]:
     """Every facet asked, counted over the matching rows (those of one venue, artist or
     organisation: `_bounded`), a statement each."""
-    answer: dict[str, list[FacetCount]] = {}
+    answer: dict[str, CountsJSON] = {}
     for facet, column in _TOPS:
         if facet in filters.facets:
             without = dataclasses.replace(filters, **{facet: None})
             rows = session_rows(session, _live_top(column, events.shape(without)),
                                 events.params(without, today))
-            answer[facet] = [FacetCount(value, int(n)) for value, n, _position in rows]
+            answer[facet] = rendered((value, int(n)) for value, n, _position in rows)
     if days is not None:
         on_day = dataclasses.replace(filters, date_from=days[0], date_to=days[1])
         shaped, values = events.shape(on_day), events.params(on_day, today)
@@ -377,9 +412,9 @@ def _live_counts(session: Session, filters: EventFilters, days: tuple[dt.date, d
         for day, n in session_rows(session, _live_days(shaped), values):
             key = day.isoformat()
             started[key] = started.get(key, 0) + n
-        answer["date"] = _on_each_day(started, session_rows(
+        answer["date"] = rendered(_on_each_day(started, session_rows(
             session, events.matching(shaped, (_event.date, _event.last_date), "multi_day"),
-            values), days)
+            values), days))
     return answer
 
 
@@ -472,7 +507,7 @@ def _grouped(shaped: tuple, facet: str, part: str) -> Select:
 
 
 def _on_each_day(started: dict[str, int], spans, days: tuple[dt.date, dt.date]
-                 ) -> list[FacetCount]:
+                 ) -> list[tuple[str, int]]:
     """Events running on each day of the window, ascending (days without any left out): those
     starting on it (`started`, by the day's ISO text, which sorts as the days do) and the
     days after the first of multi-day events (`spans`, (first day, last day) each), which the
@@ -484,7 +519,7 @@ def _on_each_day(started: dict[str, int], spans, days: tuple[dt.date, dt.date]
         for offset in range((min(until, last) - begin).days + 1):
             moment = (begin + dt.timedelta(days=offset)).isoformat()
             counts[moment] = counts.get(moment, 0) + 1
-    return [FacetCount(day, counts[day]) for day in sorted(counts)]
+    return [(day, counts[day]) for day in sorted(counts)]
 
 
 @functools.lru_cache(maxsize=256)

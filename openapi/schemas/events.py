@@ -78,21 +78,6 @@ class EventDetailSchema(EventSummarySchema):
     source_url = fields.String()
 
 
-class FacetCountSchema(OutputSchema):
-    """One value of a facet and the events of the list that have it."""
-
-    value = fields.String()
-    count = fields.Integer()
-
-
-class EventFacetsSchema(OutputSchema):
-    """`meta.facets` of GET /events: only the facets asked for."""
-
-    genre = fields.List(fields.Nested(FacetCountSchema))
-    city = fields.List(fields.Nested(FacetCountSchema))
-    date = fields.List(fields.Nested(FacetCountSchema))
-
-
 _summary = EventSummarySchema()
 
 

@@ -664,7 +664,7 @@ def test_an_organisations_running_events_are_found_among_all_running_ones(postgr
     picked = [node for node in _nodes(plans[0]) if node["Node Type"] == "CTE Scan"]
     assert len(picked) == 1 and "organisation_id" in picked[0]["Filter"], plans
     counted = facets.count(big_agenda, filters=filters, today=TODAY)
-    assert sum(day.count for day in counted["date"]) > 0, counted
+    assert sum(day["count"] for day in json.loads(counted["date"])) > 0, counted
 
 
 def test_an_organisations_counts_with_events_begun_before_from_are_planned_once(postgres,
@@ -693,7 +693,7 @@ def test_an_organisations_counts_with_events_begun_before_from_are_planned_once(
         picked = [node for node in _nodes(plan) if node["Node Type"] == "CTE Scan"]
         assert picked and all("organisation_id" in node["Filter"] for node in picked), plan
     counted = facets.count(big_agenda, filters=filters, today=TODAY)
-    assert counted["genre"] == [facets.FacetCount("Ambient", 1)], counted
+    assert json.loads(counted["genre"]) == [{"value": "Ambient", "count": 1}], counted
 
 
 def _events_read(plan: str) -> tuple[set[str], list[dict]]:

@@ -13,10 +13,9 @@ from marshmallow.experimental.context import Context
 
 from models import artists, events, venues
 from models.events import EventSummary, OrganisationRef, VenueRef
-from models.facets import FacetCount
 from openapi.schemas import OutputSchema, fingerprint
 from openapi.schemas.artists import ArtistDetailSchema
-from openapi.schemas.events import (EventDetailSchema, EventFacetsSchema, EventSummarySchema,
+from openapi.schemas.events import (EventDetailSchema, EventSummarySchema,
                                     summary_rendering)
 from openapi.schemas.venues import VenueDetailSchema
 from tests import factories
@@ -245,16 +244,6 @@ def test_lists_of_nested_items_dump_as_marshmallow_dumps_them(holder, monkeypatc
     assert list(planned) == list(reference)
     if planned.get("listed") is not None:
         assert [item and item["keys"] for item in planned["listed"]][:3] == ["a", "listed", None]
-
-
-def test_facet_counts_dump_as_marshmallow_dumps_them(monkeypatch):
-    """`meta.facets`: a mapping of the facets asked, each a list of counts."""
-    counts = {"genre": [FacetCount("Techno", 3), FacetCount("House", 1)],
-              "date": [FacetCount("2026-12-05", 0)]}
-    planned, reference = dumped_both_ways(EventFacetsSchema(), counts, monkeypatch)
-    assert planned == reference == {
-        "genre": [{"value": "Techno", "count": 3}, {"value": "House", "count": 1}],
-        "date": [{"value": "2026-12-05", "count": 0}]}
 
 
 def test_instances_that_dump_other_fields_dump_each_their_own(monkeypatch):
