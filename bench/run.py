@@ -486,9 +486,10 @@ def long_tail(label: str, token: str, paths: Path, server: subprocess.Popen,
     return rows
 
 
-def long_tail_paths(env: dict, token: str, folder: Path) -> Path:
+def long_tail_paths(env: dict, token: str, folder: Path) -> tuple[Path, tuple[int, float]]:
     """The long tail's URLs (bench/longtail.py) with second pages (a cursor followed), in a
-    file for bench/longtail.lua; drawn from the database as loaded now."""
+    file for bench/longtail.lua, drawn from the database as loaded now; and what its answers
+    weigh there (`weighed`)."""
     paths = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "longtail.py"), env["AGENDA_DATABASE_URL"],
          "--count", str(LONG_TAIL - SECOND_PAGES)],
@@ -504,13 +505,33 @@ def long_tail_paths(env: dict, token: str, folder: Path) -> Path:
                                 )["meta"]["next_cursor"]
             if cursor:
                 paths.append(f"{path}&cursor={urllib.parse.quote(cursor, safe='')}")
+        weight = weighed(paths, token)
     finally:
         stop(server)
     # Second pages among the rest, not all at the unpopular end of a Zipf draw.
     random.Random(1).shuffle(paths)
     file = folder / "long-tail.txt"
     file.write_text("\n".join(paths) + "\n")
-    return file
+    return file, weight
+
+
+# Long-tail answers asked for once each to weigh them (`weighed`).
+WEIGHED = 400
+
+
+def weighed(paths: list[str], token: str) -> tuple[int, float]:
+    """The mean size (bytes) of `WEIGHED` of the long tail's answers, drawn at random, and
+    the mean number of items of the list pages among them: at a million events a filter's
+    list holds more of them than at 10,000 (a page is full where it was short), so each
+    answer is heavier. The same URLs are not the same work at every size."""
+    sizes, items = [], []
+    for path in random.Random(2).sample(paths, min(WEIGHED, len(paths))):
+        body = get(f"http://127.0.0.1:{PORT}{path}", token)[0]
+        sizes.append(len(body))
+        data = json.loads(body)["data"]
+        if isinstance(data, list):
+            items.append(len(data))
+    return round(statistics.mean(sizes)), statistics.mean(items) if items else 0.0
 
 
 # One event's title, changed and changed back: a new catalogue stamp each time.
@@ -622,7 +643,7 @@ def main() -> None:
         url = database(server)
         env, token = prepared(url)
     measuring = {"duration": args.duration, "connections": args.connections}
-    rows = []
+    rows, weights = [], {}
     for size in [int(s) for s in args.sizes.split(",")]:
         if args.keep:
             url = database(server, f"agenda_bench_{size}", keep=True)
@@ -632,17 +653,27 @@ def main() -> None:
         print(f"# {size:,} events loaded in {time.time() - started:.0f} s", flush=True)
         maintain(url)
         with tempfile.TemporaryDirectory() as folder:
-            paths = long_tail_paths(env, token, Path(folder))
+            paths, weights[size] = long_tail_paths(env, token, Path(folder))
             body_size, bottom, results = service(env, token, paths, cached=True, **measuring)
             if args.redis:
                 results |= shared_limits(env, token, args.redis, paths, **measuring)
             results |= service(env, token, paths, cached=False, **measuring)[2]
         rows.append((size, body_size, bottom, results))
-        print("\n" + table(rows), flush=True)
+        print("\n" + table(rows) + "\n\n" + weights_table(weights), flush=True)
     doors = organiser(args.duration) if args.organiser else ""
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(f"{heading(url, args)}\n\n{table(rows)}\n\n{LEGEND}\n{doors}")
+    args.output.write_text(f"{heading(url, args)}\n\n{table(rows)}\n\n{LEGEND}\n\n"
+                           f"{weights_table(weights)}\n{doors}")
     print(f"# written to {args.output}", flush=True)
+
+
+def weights_table(weights: dict[int, tuple[int, float]]) -> str:
+    """What the long tail's answers weigh at each size (`weighed`)."""
+    lines = [f"The long tail's answers ({WEIGHED} of them, asked once each):", "",
+             "| events | mean answer B | items a list page |", "|---:|---:|---:|"]
+    lines += [f"| {size:,} | {size_bytes:,} | {items:.1f} |"
+              for size, (size_bytes, items) in weights.items()]
+    return "\n".join(lines)
 
 
 def organiser(duration: int) -> str:
