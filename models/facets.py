@@ -228,6 +228,9 @@ def _listed(shaped: tuple, columns: tuple, part: str, name: str):
 # one of the filters in _BOUNDING keeps to the events of one venue, artist or organisation.
 _KEPT = frozenset({"date_from", "date_to", "city", "genre", "organisation_id", "radius_km",
                    "facets"})
+# The others, named once (`_kept` reads them field by field).
+_UNKNOWN_TO_KEPT = tuple(field.name for field in dataclasses.fields(EventFilters)
+                         if field.name not in _KEPT)
 _BOUNDING = ("venue_id", "artist_id", "organisation_id")
 _UNKEPT = {"q": "q", "has_tickets": "has_tickets", "max_price": "max_price",
            "min_price": "min_price", "lat": "lat"}
@@ -248,12 +251,6 @@ def _bounded(filters: EventFilters) -> None:
 def _kept(filters: EventFilters) -> bool:
     """Whether the kept counts know every filter given."""
     return all(getattr(filters, name) is None for name in _UNKNOWN_TO_KEPT)
-
-
-# The filters the kept counts do not know (field by field: `asdict` copies the whole value
-# deeply, a millisecond of a faceted request's four).
-_UNKNOWN_TO_KEPT = tuple(field.name for field in dataclasses.fields(EventFilters)
-                         if field.name not in _KEPT)
 
 
 _counts, _months = EventDayCount.__table__.c, EventMonthCount.__table__.c
