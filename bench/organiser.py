@@ -1,6 +1,7 @@
 """Benchmark the organiser endpoints against the framework floor, in one run.
 
-    python bench/organiser.py [--duration 10] [--connections 8] [--deliveries N] [--no-invite]
+    python bench/organiser.py [--duration 10] [--connections 8] [--deliveries N] [--used-passes 3]
+                               [--no-invite]
 
 Needs PostgreSQL (AGENDA_BENCH_DATABASE_URL, default the local server; a database
 `agenda_bench_organiser` is created and dropped at the end) and wrk. It sets up an
@@ -16,7 +17,9 @@ with 2 workers and measures:
 - scan: POST /scan by 8 concurrent doors (wrk -t2, bench/scan.lua: a different
   delivered code every request). The first pass scans fresh tickets (`ok`); if it
   runs out of them the row says so. The second pass scans the tickets the first
-  one used (`ok: false, status: used`, also HTTP 200). Then those tickets are made
+  one used (`ok: false, status: used`, also HTTP 200), `--used-passes` times (default
+  3), and the row gives the pass with the highest p99: a stall that came in one pass
+  of two (bench/README.md, "The machine") shows there. Then those tickets are made
   valid again and the first pass is repeated with `AGENDA_DOOR_LANE=false` (every
   scan through Connexion and Flask, edge/door_lane.py off). p50, p99 and requests/s.
 
@@ -42,7 +45,7 @@ import urllib.request
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from run import BIN, ROOT, agenda, database, serve, stop, wrk
+from run import BIN, ROOT, agenda, database, serve, stop, warn_of_autogroup, wrk
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -156,9 +159,13 @@ def main() -> None:
     options.add_argument("--deliveries", type=int, default=None,
                          help="deliveries of 500 timed; their tickets are the ones scanned "
                               f"(default: enough for {SCANS_PER_SECOND:,} scans a second)")
+    options.add_argument("--used-passes", type=int, default=3,
+                         help="passes over the used tickets; the row gives the one with the "
+                              "highest p99 (default 3)")
     options.add_argument("--invite", action=argparse.BooleanOptionalAction, default=True,
                          help="send the waiting mails (default) or not")
     args = options.parse_args()
+    warn_of_autogroup()
     if args.deliveries is None:
         args.deliveries = max(20, math.ceil(args.duration * SCANS_PER_SECOND / ITEMS))
     url = database(os.environ.get("AGENDA_BENCH_DATABASE_URL",
@@ -205,7 +212,8 @@ def measure(args, url: str, env: dict, folder: Path) -> None:
         if first["requests"] <= len(codes) - 1 and len(scanned) - 1 < first["requests"]:
             raise RuntimeError(f"the door refused fresh tickets: {len(scanned) - 1} accepted")
         used.write_text("\n".join(code for code in scanned if code != codes[-1]) + "\n")
-        second = wrk(f"{base}/scan", door, script_args=(str(used), "2"), **scanning)
+        second = max((wrk(f"{base}/scan", door, script_args=(str(used), "2"), **scanning)
+                      for _ in range(args.used_passes)), key=lambda result: result["p99"])
         if len(used_codes(url)) != len(scanned):
             raise RuntimeError("the second pass accepted tickets that were used already")
     finally:
@@ -254,7 +262,8 @@ def report(args, *, scans: dict, fresh_tickets: int, first_accepted: int, answer
           f"p50 ms | p99 ms | × floor req/s | × floor p50 | × floor p99 |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     rows = [(f"floor ({answer_size} B answer)", bottom), (fresh, first),
-            ("used tickets (`ok: false`, `used`)", second),
+            (f"used tickets (`ok: false`, `used`), the worst of {args.used_passes} passes",
+             second),
             ("fresh tickets, the full way (`AGENDA_DOOR_LANE=false`)", full_way)]
     for name, result in rows:
         print(f"| {name} | {result['requests']:,} | {result['rps']:.0f} | {result['p50']:.1f} | "

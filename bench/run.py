@@ -102,6 +102,9 @@ BUILT_ONLY = {
 # The deep page is the one after this many pages of the unfiltered list.
 DEEP = 40
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# Linux's autogroup: on, the cores are shared between sessions before their tasks
+# (bench/README.md, "The machine").
+AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
 # wrk counts only statuses of 400 and up as errors; this script counts the 304s.
 NOT_MODIFIED_LUA = """\
 local threads = {}
@@ -192,6 +195,27 @@ def busiest_organisation(url: str) -> str:
             {"today": TODAY}).scalar_one()
     engine.dispose()
     return found
+
+
+def autogroup() -> str:
+    """`on`, `off` or `unknown`: whether Linux schedules each session as one group
+    (`kernel.sched_autogroup_enabled`). On, PostgreSQL's backends, the service's workers and
+    wrk each share a group's part of the cores, and on 2 cores runnable tasks waited up to
+    seconds: a scan of a used ticket waited 0.1-3.0 s in 11 of 12 passes of 10 s, none over
+    22 ms with it off (bench/README.md, "The machine")."""
+    try:
+        return "on" if AUTOGROUP.read_text().strip() == "1" else "off"
+    except OSError:
+        return "unknown"
+
+
+def warn_of_autogroup() -> None:
+    """Say on standard error that the measurement will stall now and then, when it will."""
+    if autogroup() == "on":
+        print("# warning: kernel.sched_autogroup_enabled is 1: the cores are shared between "
+              "sessions, and requests will stall for up to seconds now and then; as root: "
+              "sysctl -w kernel.sched_autogroup_enabled=0 (bench/README.md)",
+              file=sys.stderr, flush=True)
 
 
 def agenda(env: dict, *args: str) -> str:
@@ -637,6 +661,7 @@ def main() -> None:
                          help="then run bench/organiser.py (the door, deliveries) and add its "
                               "tables (default) or not")
     args = options.parse_args()
+    warn_of_autogroup()
     server = os.environ.get("AGENDA_BENCH_DATABASE_URL",
                             "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
     if not args.keep:
@@ -702,7 +727,8 @@ def heading(url: str, args) -> str:
     if run("git", "status", "--porcelain"):
         commit += " (with uncommitted changes)"
     return (f"{dt.datetime.now():%Y-%m-%d %H:%M}, commit {commit}, on a {run('nproc')}-core "
-            f"{platform.machine()} machine (PostgreSQL {postgres}, shared_buffers {buffers}, "
+            f"{platform.machine()} machine (autogroup {autogroup()}, PostgreSQL {postgres}, "
+            f"shared_buffers {buffers}, "
             f"wrk -t2 with {args.connections} connections for {args.duration} s a row on the "
             f"same cores, `agenda serve --workers 2`, {installed()}):")
 
