@@ -210,10 +210,10 @@ def autogroup() -> str:
 
 
 def warn_of_autogroup() -> None:
-    """Say on standard error that the measurement will stall now and then, when it will."""
+    """Say on standard error when the measurement may stall now and then (autogroup on)."""
     if autogroup() == "on":
         print("# warning: kernel.sched_autogroup_enabled is 1: the cores are shared between "
-              "sessions, and requests will stall for up to seconds now and then; as root: "
+              "sessions, and requests may stall for up to seconds now and then; as root: "
               "sysctl -w kernel.sched_autogroup_enabled=0 (bench/README.md)",
               file=sys.stderr, flush=True)
 
