@@ -165,6 +165,8 @@ def main() -> None:
     options.add_argument("--invite", action=argparse.BooleanOptionalAction, default=True,
                          help="send the waiting mails (default) or not")
     args = options.parse_args()
+    if args.used_passes < 1:
+        options.error("--used-passes must be at least 1")
     warn_of_autogroup()
     if args.deliveries is None:
         args.deliveries = max(20, math.ceil(args.duration * SCANS_PER_SECOND / ITEMS))
