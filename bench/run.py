@@ -102,8 +102,6 @@ BUILT_ONLY = {
 # The deep page is the one after this many pages of the unfiltered list.
 DEEP = 40
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-# Linux's autogroup: on, the cores are shared between sessions before their tasks
-# (bench/README.md, "The machine").
 AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
 # wrk counts only statuses of 400 and up as errors; this script counts the 304s.
 NOT_MODIFIED_LUA = """\
@@ -199,10 +197,8 @@ def busiest_organisation(url: str) -> str:
 
 def autogroup() -> str:
     """`on`, `off` or `unknown`: whether Linux schedules each session as one group
-    (`kernel.sched_autogroup_enabled`). On, PostgreSQL's backends, the service's workers and
-    wrk each share a group's part of the cores, and on 2 cores runnable tasks waited up to
-    seconds: a scan of a used ticket waited 0.1-3.0 s in 11 of 12 passes of 10 s, none over
-    22 ms with it off (bench/README.md, "The machine")."""
+    (`kernel.sched_autogroup_enabled`); on, requests stall now and then (bench/README.md,
+    "The machine")."""
     try:
         return "on" if AUTOGROUP.read_text().strip() == "1" else "off"
     except OSError:
