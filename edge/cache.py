@@ -406,7 +406,7 @@ class SharedEntries:
 
     async def get(self, key: str) -> Entry | None:
         try:
-            packed = await self.counters.command("get", self.key(key))
+            packed = await self.counters.command("GET", self.key(key))
         except StoreUnavailable as error:
             self._warn(error)
             return None
@@ -422,7 +422,7 @@ class SharedEntries:
 
     async def put(self, key: str, entry: Entry) -> None:
         try:
-            await self.counters.command("set", self.key(key), entry.pack(), ex=SHARED_TTL)
+            await self.counters.command("SET", self.key(key), entry.pack(), "EX", SHARED_TTL)
         except StoreUnavailable as error:
             self._warn(error)
 
@@ -435,7 +435,7 @@ class SharedEntries:
     async def get_head(self, tag: str, coding: str) -> Head | None:
         """The head another worker compressed for the answer tagged `tag`, if any."""
         try:
-            packed = await self.counters.command("get", self.head_key(tag, coding))
+            packed = await self.counters.command("GET", self.head_key(tag, coding))
         except StoreUnavailable as error:
             self._warn(error)
             return None
@@ -447,8 +447,8 @@ class SharedEntries:
     async def put_head(self, tag: str, head: Head) -> None:
         try:
             await self.counters.command(
-                "set", self.head_key(tag, head.coding),
-                struct.pack(">II", head.crc, head.length) + head.compressed, ex=SHARED_TTL)
+                "SET", self.head_key(tag, head.coding),
+                struct.pack(">II", head.crc, head.length) + head.compressed, "EX", SHARED_TTL)
         except StoreUnavailable as error:
             self._warn(error)
 

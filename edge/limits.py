@@ -12,7 +12,8 @@ instead of on a thread (~135 against ~235 µs of CPU for a cached answer).
 
 When Redis cannot be reached the service fails open: requests are answered
 without limits and a warning is logged (at most once a minute) until Redis is
-back, which redis-py notices by itself (see README, "Rate limits").
+back, which the clients notice by themselves (see README, "Rate limits"; the event
+loop's connection: edge/redis_counters.py).
 """
 
 from __future__ import annotations

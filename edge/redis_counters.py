@@ -1,12 +1,16 @@
 """Counters in Redis, shared by every worker and host (`AGENDA_RATELIMIT_STORAGE=redis://...`):
-each request one Lua script, one round trip, atomic on the server (edge/limits.py says what
-is counted). Imported only when the storage names Redis (`limits.counters_for`).
+each request one Lua script, atomic on the server (edge/limits.py says what is counted). On
+the event loop, the counts and the response cache's shared answers go in batches, one
+round trip for the commands asked while the last was on its way (`_Batched`). Imported
+only when the storage names Redis (`limits.counters_for`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 
+import hiredis
 import redis
 import redis.asyncio
 
@@ -59,23 +63,48 @@ def _arguments(limits: list[int], ttls: list[int]) -> list[int]:
     return [value for pair in zip(limits, ttls) for value in pair]
 
 
+# How long a round trip of the event loop's commands may take before its connection is given
+# up (as the clients' socket timeout).
+ROUND_TRIP_SECONDS = _TIMEOUTS["socket_timeout"]
+
+
 class _Batched:
-    """A script run from the event loop in batches: the runs asked while a round trip is on
-    its way go together in the next one, one pipeline (each run still its own script,
-    atomic on the server). Under load a worker then makes one round trip for many requests
-    rather than one each (a served-again answer at 32 connections: 179 instead of 210 µs
-    of a worker's CPU, bench/RESULTS.md)."""
+    """The event loop's commands to Redis (counts, refunds, shared answers) in batches: the
+    commands asked while a round trip is on its way go together in the next one, one
+    pipeline on one connection (each script run still atomic on the server). Under load a
+    worker then makes one round trip for many requests rather than one each.
 
-    def __init__(self, client: redis.asyncio.Redis, script):
-        self.client, self.script = client, script
-        self._waiting: list[tuple[list, list, asyncio.Future]] = []
+    The connection is opened by redis-py (its URL's address, TLS, password and database);
+    the commands are written by hiredis (`pack_command`) onto its stream and the replies
+    read by hiredis's parser, not by redis-py's pipeline, which cost a worker 185 µs of CPU
+    for a round trip of one count and 41 µs a count in rounds of 32 (54 and 8.5 so:
+    bench/RESULTS.md, "Counts in Redis written and read by hiredis"). A failed or late
+    round trip closes the connection (its replies are no longer known to be in order): the
+    next one opens another."""
+
+    def __init__(self, client: redis.asyncio.Redis):
+        self.client = client
+        self._waiting: list[tuple[tuple, asyncio.Future]] = []
         self._sending: asyncio.Task | None = None
+        self._connection = None
+        self._replies = hiredis.Reader()
+        # Each script run through it by its digest (`script`): its source, by digest.
+        self._scripts: dict[str, str] = {}
 
-    async def __call__(self, keys: list, args: list):
-        """The script's answer for `keys` and `args`. Raises redis.RedisError."""
+    def script(self, source: str) -> str:
+        """The digest to run the Lua script `source` by (EVALSHA), known from now on: where
+        Redis no longer knows it (restarted, flushed), it is loaded again and the runs that
+        failed sent again, in one more round trip."""
+        sha = hashlib.sha1(source.encode()).hexdigest()
+        self._scripts[sha] = source
+        return sha
+
+    async def __call__(self, command: tuple):
+        """The reply to `command` (names and arguments). Raises redis.RedisError (an error
+        reply as redis.ResponseError)."""
         loop = asyncio.get_running_loop()
         answer = loop.create_future()
-        self._waiting.append((keys, args, answer))
+        self._waiting.append((command, answer))
         if self._sending is None:
             self._sending = loop.create_task(self._send())
         return await answer
@@ -86,10 +115,10 @@ class _Batched:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
                 try:
-                    answers = await self._round_trip(batch)
-                except Exception as error:  # noqa: BLE001 - every run of the batch failed
+                    answers = await self._round_trip([command for command, _ in batch])
+                except Exception as error:  # noqa: BLE001 - every command of the batch failed
                     answers = [error] * len(batch)
-                for (_, _, answer), value in zip(batch, answers, strict=True):
+                for (_, answer), value in zip(batch, answers, strict=True):
                     if answer.done():  # its request was cancelled meanwhile
                         continue
                     if isinstance(value, Exception):
@@ -99,29 +128,76 @@ class _Batched:
         finally:
             self._sending = None
             # Cancelled (the server stopping): no request waits for an answer never coming.
-            for _, _, answer in [*batch, *self._waiting]:
+            for _, answer in [*batch, *self._waiting]:
                 answer.cancel()
             self._waiting = []
 
-    async def _round_trip(self, batch: list) -> list:
-        """The answers of one pipeline of `batch`'s runs (an error where one failed); a
-        script Redis no longer knows (restarted, flushed) is loaded and those runs sent
-        again."""
-        answers = await self._pipelined(batch)
-        unknown = [i for i, value in enumerate(answers)
-                   if isinstance(value, redis.exceptions.NoScriptError)]
+    async def _round_trip(self, commands: list[tuple]) -> list:
+        """The replies of `commands`; the scripts Redis no longer knows loaded and their
+        runs sent again."""
+        replies = await self._pipelined(commands)
+        unknown = [i for i, reply in enumerate(replies)
+                   if isinstance(reply, redis.exceptions.NoScriptError)]
         if unknown:
-            await self.client.script_load(self.script.script)
-            again = await self._pipelined([batch[i] for i in unknown])
-            for i, value in zip(unknown, again, strict=True):
-                answers[i] = value
-        return answers
+            scripts = dict.fromkeys(commands[i][1] for i in unknown)
+            again = await self._pipelined([("SCRIPT", "LOAD", self._scripts[sha])
+                                           for sha in scripts] + [commands[i] for i in unknown])
+            for i, reply in zip(unknown, again[len(scripts):], strict=True):
+                replies[i] = reply
+        return replies
 
-    async def _pipelined(self, batch: list) -> list:
-        pipeline = self.client.pipeline(transaction=False)
-        for keys, args, _ in batch:
-            pipeline.evalsha(self.script.sha, len(keys), *keys, *args)
-        return await pipeline.execute(raise_on_error=False)
+    async def _pipelined(self, commands: list[tuple]) -> list:
+        """The replies of one round trip of `commands`, in order (an error reply as a
+        redis.ResponseError)."""
+        try:
+            async with asyncio.timeout(ROUND_TRIP_SECONDS):
+                if self._connection is None:
+                    connection = self.client.connection_pool.make_connection()
+                    await connection.connect()
+                    self._connection, self._replies = connection, hiredis.Reader()
+                writer, reader = self._connection._writer, self._connection._reader
+                writer.write(b"".join([hiredis.pack_command(command) for command in commands]))
+                await writer.drain()
+                replies = []
+                while len(replies) < len(commands):
+                    reply = self._replies.gets()
+                    if reply is False:
+                        data = await reader.read(65536)
+                        if not data:
+                            raise redis.ConnectionError("Redis closed the connection")
+                        self._replies.feed(data)
+                        continue
+                    replies.append(_error(reply) if isinstance(reply, hiredis.ReplyError)
+                                   else reply)
+                return replies
+        except (OSError, TimeoutError, hiredis.ProtocolError, redis.RedisError) as error:
+            self._disconnect()
+            if isinstance(error, redis.RedisError):
+                raise
+            raise redis.ConnectionError(f"Redis round trip failed: {error!r}") from error
+        except BaseException:
+            self._disconnect()
+            raise
+
+    def _disconnect(self) -> None:
+        """Close the connection now, without waiting (a failed round trip)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection._close()
+
+    async def close(self) -> None:
+        """Close its connection (the server stopping)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await connection.disconnect()
+
+
+def _error(reply: hiredis.ReplyError) -> redis.ResponseError:
+    """An error reply as redis-py raises it."""
+    message = str(reply)
+    if message.startswith("NOSCRIPT"):
+        return redis.exceptions.NoScriptError(message)
+    return redis.ResponseError(message)
 
 
 class RedisCounters:
@@ -145,22 +221,24 @@ class RedisCounters:
     async def open(self) -> None:
         """Connect a client for the running event loop (the server's lifespan)."""
         self.client_async = redis.asyncio.Redis.from_url(self.url, **_TIMEOUTS)
-        self._count_async = _Batched(self.client_async,
-                                     self.client_async.register_script(_COUNT))
-        self._add_async = self.client_async.register_script(_ADD)
+        self._batched = _Batched(self.client_async)
+        self._count_sha = self._batched.script(_COUNT)
+        self._add_sha = self._batched.script(_ADD)
 
     async def close(self) -> None:
         client, self.client_async = self.client_async, None
         if client is not None:
+            await self._batched.close()
             await client.aclose()
 
-    async def command(self, name: str, *args, **options):
-        """A Redis command from the event loop: on its own client once `open`, else on a
-        thread with the blocking one. Raises StoreUnavailable."""
+    async def command(self, *command):
+        """A Redis command (its name and arguments, as Redis spells them) from the event
+        loop: batched with the others once `open`, else on a thread with the blocking
+        client. Raises StoreUnavailable."""
         try:
             if self.client_async is None:
-                return await asyncio.to_thread(getattr(self.client, name), *args, **options)
-            return await getattr(self.client_async, name)(*args, **options)
+                return await asyncio.to_thread(self.client.execute_command, *command)
+            return await self._batched(command)
         except redis.RedisError as error:
             raise StoreUnavailable(str(error)) from error
 
@@ -168,7 +246,8 @@ class RedisCounters:
                           ttls: list[int]) -> list[int]:
         """`count` on the event loop, without a thread (after `open`)."""
         try:
-            return [int(v) for v in await self._count_async(keys, _arguments(limits, ttls))]
+            return [int(v) for v in await self._batched(
+                ("EVALSHA", self._count_sha, len(keys), *keys, *_arguments(limits, ttls)))]
         except redis.RedisError as error:
             raise StoreUnavailable(str(error)) from error
 
@@ -181,7 +260,7 @@ class RedisCounters:
     async def add_async(self, key: str, amount: int) -> None:
         """`add` on the event loop, without a thread (after `open`)."""
         try:
-            await self._add_async(keys=[key], args=[amount])
+            await self._batched(("EVALSHA", self._add_sha, 1, key, amount))
         except redis.RedisError as error:
             raise StoreUnavailable(str(error)) from error
 
