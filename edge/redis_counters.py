@@ -78,9 +78,9 @@ class _Batched:
     the commands are written by hiredis (`pack_command`) onto its stream and the replies
     read by hiredis's parser, not by redis-py's pipeline, which cost a worker 185 µs of CPU
     for a round trip of one count and 41 µs a count in rounds of 32 (54 and 8.5 so:
-    bench/RESULTS.md, "Counts in Redis written and read by hiredis"). A failed or late
-    round trip closes the connection (its replies are no longer known to be in order): the
-    next one opens another."""
+    bench/RESULTS.md, "Counts and shared answers in Redis written and read by hiredis").
+    A failed or late round trip closes the connection (its replies are no longer known to
+    be in order): the next one opens another."""
 
     def __init__(self, client: redis.asyncio.Redis):
         self.client = client
