@@ -86,8 +86,9 @@ class _Batched:
         self.client = client
         self._waiting: list[tuple[tuple, asyncio.Future]] = []
         self._sending: asyncio.Task | None = None
+        # The connection and the parser of its replies, made together (`_pipelined`).
         self._connection = None
-        self._replies = hiredis.Reader()
+        self._replies: hiredis.Reader | None = None
         # Each script run through it by its digest (`script`): its source, by digest.
         self._scripts: dict[str, str] = {}
 
@@ -154,7 +155,8 @@ class _Batched:
                 if self._connection is None:
                     connection = self.client.connection_pool.make_connection()
                     await connection.connect()
-                    self._connection, self._replies = connection, hiredis.Reader()
+                    self._connection = connection
+                    self._replies = hiredis.Reader(replyError=_error)
                 writer, reader = self._connection._writer, self._connection._reader
                 writer.write(b"".join([hiredis.pack_command(command) for command in commands]))
                 await writer.drain()
@@ -166,17 +168,13 @@ class _Batched:
                         if not data:
                             raise redis.ConnectionError("Redis closed the connection")
                         self._replies.feed(data)
-                        continue
-                    replies.append(_error(reply) if isinstance(reply, hiredis.ReplyError)
-                                   else reply)
+                    else:
+                        replies.append(reply)
                 return replies
-        except (OSError, TimeoutError, hiredis.ProtocolError, redis.RedisError) as error:
+        except BaseException as error:
             self._disconnect()
-            if isinstance(error, redis.RedisError):
-                raise
-            raise redis.ConnectionError(f"Redis round trip failed: {error!r}") from error
-        except BaseException:
-            self._disconnect()
+            if isinstance(error, (OSError, TimeoutError, hiredis.ProtocolError)):
+                raise redis.ConnectionError(f"Redis round trip failed: {error!r}") from error
             raise
 
     def _disconnect(self) -> None:
@@ -192,9 +190,9 @@ class _Batched:
             await connection.disconnect()
 
 
-def _error(reply: hiredis.ReplyError) -> redis.ResponseError:
-    """An error reply as redis-py raises it."""
-    message = str(reply)
+def _error(message: str) -> redis.ResponseError:
+    """An error reply as redis-py raises it (made by the replies' parser, returned in its
+    place)."""
     if message.startswith("NOSCRIPT"):
         return redis.exceptions.NoScriptError(message)
     return redis.ResponseError(message)
