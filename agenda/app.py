@@ -16,6 +16,7 @@ from sqlalchemy.orm import sessionmaker
 from adapters.direct import PLANNED_ONCE, PLANNED_ONCE_RUNNER, DirectStatements, KeptStatement
 from adapters.watch import Watch, forget_on_commit
 from agenda.health import HealthCheck
+from agenda.logs import direct_writer
 from agenda.settings import Settings, load
 from edge import cache, context, openapi
 from edge.admission import CurrentStamp, bearer_handler
@@ -24,6 +25,7 @@ from edge.cors import Cors
 from edge.door_lane import DoorLane
 from edge.limits import Usage
 from edge.middleware import RequestMiddleware
+from edge.middleware import log as access_log
 from edge.problems import ErrorHandlers
 from edge.routes import RouteTable
 from edge.threads import Threads
@@ -198,7 +200,7 @@ def create_app(overrides: dict | None = None) -> connexion.FlaskApp:
     mcp = McpEndpoint(service)
 
     def outermost(app):
-        return RequestMiddleware(app, service)
+        return RequestMiddleware(app, service, access_line=direct_writer(access_log))
 
     def compressing(app):
         return Compression(app, service.kept)
