@@ -38,9 +38,10 @@ def test_a_line_with_an_exception_keeps_its_traceback_and_stack():
     assert LineFormatter().format(stacked).endswith("Stack (most recent call last):\n  File x")
 
 
-def _logger(*handlers: logging.Handler, propagate: bool = False) -> logging.Logger:
+def _logger(*handlers: logging.Handler) -> logging.Logger:
+    """A logger of its own with `handlers`, its records kept from the root's handlers."""
     logger = logging.getLogger(f"agenda.tests.{uuid.uuid4().hex}")
-    logger.propagate = propagate
+    logger.propagate = False
     logger.setLevel(logging.INFO)
     for handler in handlers:
         logger.addHandler(handler)
