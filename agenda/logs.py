@@ -27,7 +27,13 @@ class LineFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         if record.exc_info or record.exc_text or record.stack_info:
             return super().format(record)
-        return f"{self.formatTime(record)} {record.levelname} {record.name} {record.getMessage()}"
+        return self.line(self.formatTime(record), record.levelname, record.name,
+                         record.getMessage())
+
+    @staticmethod
+    def line(when: str, level: str, name: str, message: str) -> str:
+        """A line of `LINE`'s layout from its fields, written."""
+        return f"{when} {level} {name} {message}"
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 - logging's name
         return f"{self._second(record.created)},{int(record.msecs):03d}"
@@ -110,11 +116,11 @@ def direct_writer(logger: logging.Logger, level: int = logging.INFO
     if not (isinstance(handler, BatchingHandler) and isinstance(formatter, LineFormatter)
             and not handler.filters):
         return None
-    head = f" {logging.getLevelName(level)} {logger.name} "
+    level_name = logging.getLevelName(level)
 
     def write(message: str) -> None:
         if logger.isEnabledFor(level) and level >= handler.level:
-            handler.add(f"{formatter.time_of(time.time())}{head}{message}{handler.terminator}",
-                        level)
+            handler.add(formatter.line(formatter.time_of(time.time()), level_name, logger.name,
+                                       message) + handler.terminator, level)
 
     return write
