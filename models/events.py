@@ -167,13 +167,13 @@ PUBLIC: ColumnElement[bool] = and_(
 # array PostgreSQL computes once, an InitPlan) rather than probed for each row, for a
 # statement planned once that tests many rows of short walks: a radius around its few
 # venues (`_at_venues`), whose generic plan scanned the organisations' table again for
-# each row walked (780 rows for 10 km around Amsterdam at 10k events: 1.8 ms of 2.2).
+# each row walked (780 rows for 10 km around Amsterdam at 10k events: 1.8 ms of 2.2), and
+# a word's few words (`_by_words`).
 # Estimated as keeping most rows (ten values of an unknown array), not from `suspended`'s
 # statistics: for walks whose index the venue's key chooses. PostgreSQL only.
+_SUSPENDED = func.array(select(_suspender.c.id).where(_suspender.c.suspended).scalar_subquery())
 PUBLIC_SUSPENDED_READ_ONCE: ColumnElement[bool] = and_(
-    Event.status == "approved",
-    Event.organisation_id != all_(func.array(
-        select(_suspender.c.id).where(_suspender.c.suspended).scalar_subquery())))
+    Event.status == "approved", Event.organisation_id != all_(_SUSPENDED))
 
 
 class EventGenre(Base):
@@ -374,6 +374,16 @@ KEPT_SUMMARIES = Table("event_summaries", MetaData(),
                        Column("rendering", Text, nullable=False),
                        Column("json", Text, nullable=False))
 _kept = KEPT_SUMMARIES.c
+
+# Each word of each event's words (`search_key` split at its spaces) with the event's
+# position and public condition's columns, in the agenda's order by word; and every word it
+# has held, with a trigram index. PostgreSQL only, written by triggers (migration 0026): a
+# free-text list of a word a few words hold walks theirs (`_by_words`).
+EVENT_WORDS = Table("event_words", MetaData(), Column("word", String(600)), Column("date", Date),
+                    Column("start", String(5)), Column("event_id", String(80)),
+                    Column("status", String(10)), Column("organisation_id", String(80)))
+VOCABULARY = Table("event_vocabulary", MetaData(), Column("word", String(600)))
+_word = EVENT_WORDS.c
 # The columns a page reads of an event whose kept JSON it reads (the rest read as NULL):
 # the list's position, for the next page's cursor.
 _POSITION = ("id", "date", "start")
@@ -533,7 +543,13 @@ def _page(session: Session, filters: EventFilters, today: dt.date, after: list |
             params["near_venues"] = near
     if after is not None:
         params |= position_params((dt.date.fromisoformat(after[0]), after[1], after[2]))
-    if postgres and _word_alone(given) and words.rare(session, params["word"], limit + 1):
+    if postgres and _by_words_alone(given, filters.has_tickets, params["word"]):
+        held = [row.word for row in session_rows(session, _HOLDING_WORDS, params)]
+        if len(held) <= HOLDING_WORDS_AT_MOST:
+            given |= {"holding_words"}
+            params["holding_words"] = held
+    if (postgres and _word_alone(given) and "holding_words" not in given
+            and words.rare(session, params["word"], limit + 1)):
         given |= {"rare_word"}
     return keyset_rows(session, _statement(given, filters.has_tickets, after is not None,
                                            postgres, versions, rendering is not None),
@@ -564,6 +580,16 @@ _NEAR_VENUES = planned_once(select(_venue.id).where(
     func.haversine_km(bindparam("lat", type_=Float), bindparam("lng", type_=Float),
                       _venue.lat, _venue.lng) <= bindparam("radius_km", type_=Float),
 ).limit(NEAR_VENUES_AT_MOST + 1))
+# A free-text list of a word that at most this many words of the events hold (the word
+# itself, its compounds: `VOCABULARY`) names them (`holding_words`) and walks each one's
+# events in the agenda's order, a page at most (`_by_words`): ~0.5 ms at a million events
+# whatever the word's share, where walking the agenda's order or reading every event holding
+# it through the trigram index took 1-114 ms near their crossing (bench/RESULTS.md). A word
+# more words hold (a syllable) is read the way its share makes cheaper (models/words.py).
+HOLDING_WORDS_AT_MOST = 32
+_HOLDING_WORDS = planned_once(select(VOCABULARY.c.word).where(
+    VOCABULARY.c.word.like(bindparam("search"), escape="\\")
+).limit(HOLDING_WORDS_AT_MOST + 1))
 # The filters whose presence changes a list's statements (with has_tickets' value, and
 # min_price above 0); `lat` stands for the radius search.
 _SHAPING = ("date_to", "city", "country", "genre", "venue_id", "artist_id", "organisation_id",
@@ -629,6 +655,8 @@ def _started(rows: Select, given: frozenset[str], has_tickets: bool | None, afte
              postgres: bool) -> Select:
     """The list's range from `from` on, a page at most, in the list's order: the walk of the
     agenda's order or of a filter's own ordered index (the genre's, the artist's)."""
+    if postgres and "holding_words" in given:
+        return _by_words(rows, given, after)
     word_alone = postgres and _word_alone(given)
     radius_in_order = postgres and "lat" in given and not given & (_OWN_WALKS - {"lat"})
     if postgres and "lat" in given:
@@ -710,8 +738,9 @@ def _planned(statement: Select, given: frozenset[str]) -> Select:
     in the agenda's order with the distance), now that requests start no parallel scans
     (models/db.py), a radius around its few venues (`near_venues`: each venue's walk,
     whatever their number, once the suspended organisations are read once rather than for
-    each row walked, `PUBLIC_SUSPENDED_READ_ONCE`), and a word alone, whose statement the
-    word's share chose (`rare_word`, models/words.py): planning them at each run took as
+    each row walked, `PUBLIC_SUSPENDED_READ_ONCE`), and a word alone, walked word by word
+    among the few words that hold it (`holding_words`) or read the way its share chose
+    (`rare_word`, models/words.py): planning them at each run took as
     long as running them or longer (a price at a million events: 1.0-1.7 ms; a radius's
     few venues: 0.6-1.3 at 10k to 1M; a word, ~1.5)."""
     return statement if "q" in given and not _word_alone(given) else planned_once(statement)
@@ -725,6 +754,34 @@ def _word_alone(given: frozenset[str]) -> bool:
     """Free text without a filter that walks an index of its own: the agenda's order is
     walked for it, or its word's events read through the trigram index (`rare_word`)."""
     return "q" in given and not given & _OWN_WALKS
+
+
+def _by_words_alone(given: frozenset[str], has_tickets: bool | None, word: str | None) -> bool:
+    """A word alone (with dates at most), one word (no space): the events that hold it are
+    those of the words that hold it (`_by_words`)."""
+    return bool(word) and " " not in word and has_tickets is None and given - {"date_to"} == {"q"}
+
+
+def _by_words(rows: Select, given: frozenset[str], after: bool) -> Select:
+    """The part from `from` on of a list of a word that a few words hold (`holding_words`),
+    read word by word: each word's events' positions (date, start, id) in the agenda's order
+    through its ordered index (`EVENT_WORDS`, which carries the public condition's columns),
+    at most a page of them, then the events of the page of all, each once (an event may
+    hold two of the words). PostgreSQL only (`unnest` and `LATERAL`)."""
+    held = func.unnest(bindparam("holding_words", type_=postgresql.ARRAY(String()))
+                       ).table_valued("word").render_derived("held")
+    order = [_word.date, _word.start, _word.event_id]
+    walk = select(*order).where(
+        _word.word == held.c.word, _word.status == "approved",
+        _word.organisation_id != all_(_SUSPENDED), _word.date >= bindparam("date_from"))
+    if "date_to" in given:
+        walk = walk.where(_word.date <= bindparam("date_to"))
+    walked = keyset_statement(walk, order, after=after).lateral("by_word")
+    positions = (select(walked.c.date, walked.c.start, walked.c.event_id.label("id"))
+                 .select_from(held).join(walked, true()).distinct()
+                 .order_by(walked.c.date, walked.c.start, walked.c.event_id)
+                 .limit(bindparam("count", type_=Integer)))
+    return _by_position(positions, rows)
 
 
 def _by_position(positions: Select, rows: Select) -> Select:

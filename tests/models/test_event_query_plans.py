@@ -365,7 +365,8 @@ def test_a_radius_around_a_few_venues_reads_their_events_and_lists_the_same(big_
 
 
 def test_a_words_share_of_the_events_is_estimated_from_a_histogram_of_3000_keys(postgres,
-                                                                               big_agenda):
+                                                                               big_agenda,
+                                                                               monkeypatch):
     """PostgreSQL estimates `search_key LIKE '%word%'` by the share of its histogram's entries
     holding the word (at least 0.01%). With the default 100 entries, a word of 0.01% to 1%
     of the events is estimated at 0.01% or, where an entry happens to hold it, at 1% or
@@ -374,7 +375,9 @@ def test_a_words_share_of_the_events_is_estimated_from_a_histogram_of_3000_keys(
     entry holds was still estimated at 0.1%, which walked the whole order's index once
     that walk read the index alone (0020: `q=nevelveld`, 93 events, 85 ms instead of 2);
     with 3,000 (0020) the estimate is near the word's share, and a rare word is read
-    through the trigram index."""
+    through the trigram index. (A word that few words hold walks theirs instead:
+    `HOLDING_WORDS_AT_MOST`, never here.)"""
+    monkeypatch.setattr(events, "HOLDING_WORDS_AT_MOST", -1)
     assert big_agenda.execute(text(
         "SELECT attstattarget FROM pg_attribute WHERE attrelid = 'events'::regclass "
         "AND attname = 'search_key'")).scalar_one() == 3000
@@ -402,12 +405,14 @@ def _holding(session, word: str) -> list[str]:
         "ORDER BY date, start, id"), {"pattern": f"%{word}%", "today": TODAY}).scalars().all()
 
 
-def test_a_common_word_walks_the_agendas_order_in_its_index_alone(big_agenda):
-    """A free-text search of a common word walks the agenda's order testing each event's
-    words: from its index alone (it carries the public condition and the words, migration
-    0020), the page's events then read by id (`q=amapiano&limit=100`, 3,409 events of a
-    million, read 29,220 event rows: 104 ms; from the index, 6 ms). Every page lists what
-    the words and the order alone select."""
+def test_a_common_word_walks_the_agendas_order_in_its_index_alone(big_agenda, monkeypatch):
+    """A free-text search of a common word (that many words hold: `HOLDING_WORDS_AT_MOST`,
+    never here) walks the agenda's order testing each event's words: from its index alone
+    (it carries the public condition and the words, migration 0020), the page's events then
+    read by id (`q=amapiano&limit=100`, 3,409 events of a million, read 29,220 event rows:
+    104 ms; from the index, 6 ms). Every page lists what the words and the order alone
+    select."""
+    monkeypatch.setattr(events, "HOLDING_WORDS_AT_MOST", -1)
     kompas = events.EventFilters(q="Kompas")  # 5% of the events
     expected = _holding(big_agenda, "kompas")
     assert len(expected) > 200 and _listed(big_agenda, kompas) == expected
@@ -420,12 +425,15 @@ def test_a_common_word_walks_the_agendas_order_in_its_index_alone(big_agenda):
         assert "INCLUDE (status, organisation_id, search_key, lat, lng)" in included, included
 
 
-def test_a_word_alone_is_read_the_way_its_share_makes_cheaper_planned_once(big_agenda):
-    """A word alone is planned once, its statement chosen by its share of the events as
-    PostgreSQL's own sample estimates it (models/words.py): a common word walks the
-    agenda's order, a rare one (or one nobody holds) is read through the trigram index, a
-    word too short for a trigram walks. Either way a page lists what the words and the order
-    alone select, every page of it."""
+def test_a_word_alone_is_read_the_way_its_share_makes_cheaper_planned_once(big_agenda,
+                                                                          monkeypatch):
+    """A word alone that many words hold (`HOLDING_WORDS_AT_MOST`, never here) is planned
+    once, its statement chosen by its share of the events as PostgreSQL's own sample
+    estimates it (models/words.py): a common word walks the agenda's order, a rare one (or
+    one nobody holds) is read through the trigram index, a word too short for a trigram
+    walks. Either way a page lists what the words and the order alone select, every page of
+    it."""
+    monkeypatch.setattr(events, "HOLDING_WORDS_AT_MOST", -1)
     big_agenda.execute(text("UPDATE events SET search_key = search_key || ' stormvogel' "
                             "WHERE CAST(substr(id, 2) AS INTEGER) % 200 = 0"))  # 0.5%
     if big_agenda.bind.dialect.name == "postgresql":
@@ -462,6 +470,90 @@ def test_a_words_share_follows_the_events_once_the_sample_is_read_again(postgres
     assert not words.rare(big_agenda, "stormvogel", 26)
     assert _listed(big_agenda, events.EventFilters(q="Stormvogel")) == \
         _holding(big_agenda, "stormvogel")
+
+
+def _by_words_plans(session, filters: events.EventFilters) -> list[str]:
+    """The generic plans of the list's statements reading the events' words."""
+    plans = _generic_plans(session, filters)
+    assert plans and all('"Relation Name": "event_words"' in plan for plan in plans[-1:]), plans
+    return plans
+
+
+def test_a_word_that_a_few_words_hold_walks_theirs_in_order_and_lists_the_same(
+        postgres, big_agenda, monkeypatch):
+    """A word alone (with dates at most) that a few words of the events hold (the word, its
+    compounds: `HOLDING_WORDS_AT_MOST`) is read word by word: each word's events in the
+    agenda's order through its ordered index (`event_words`, migration 0026), a page at most,
+    then the page's events by id, planned once. It lists what the words and the order alone
+    select, every page of it, each event once (some hold two of the words), with or without
+    an end date."""
+    big_agenda.execute(text("UPDATE events SET search_key = search_key || ' stormkompas' "
+                            "WHERE right(id, 1)::int % 7 = 0"))
+    assert set(big_agenda.execute(text(
+        "SELECT word FROM event_vocabulary WHERE word LIKE '%kompas%'")).scalars()) == \
+        {"kompas", "stormkompas"}
+    kompas = events.EventFilters(q="Kompas")
+    window = events.EventFilters(q="kompas", date_from=TODAY + dt.timedelta(days=10),
+                                 date_to=TODAY + dt.timedelta(days=40))
+    big_agenda.execute(text("ANALYZE event_words"))
+    for filters in (kompas, window):
+        plan = _by_words_plans(big_agenda, filters)[-1]
+        walks = _scans(plan)
+        assert ("Index Only Scan", "pk_event_words") in walks, walks
+        assert ("Index Scan", "pk_events") in walks, walks
+        assert '"Function Name": "unnest"' in plan, plan
+        assert not _seq_scans(plan), plan
+        assert {node["Node Type"] for node in _nodes(plan)
+                if node.get("Relation Name") == "event_words"} == {"Index Only Scan"}, plan
+    expected = _holding(big_agenda, "kompas")
+    twice = set(big_agenda.execute(text(
+        "SELECT id FROM events WHERE search_key LIKE '%kompas %stormkompas%'")).scalars())
+    assert len(expected) > 200 and twice & set(expected)
+    in_window = big_agenda.execute(text(
+        "SELECT id FROM events WHERE search_key LIKE '%kompas%' AND date BETWEEN :start AND :end "
+        "ORDER BY date, start, id"), {"start": window.date_from, "end": window.date_to}
+    ).scalars().all()
+    assert in_window
+    walked = [_listed(big_agenda, filters) for filters in (kompas, window)]
+    assert walked == [expected, in_window]
+    monkeypatch.setattr(events, "HOLDING_WORDS_AT_MOST", -1)  # the word's share decides
+    assert [_listed(big_agenda, filters) for filters in (kompas, window)] == walked
+
+
+def test_a_words_list_follows_every_write_of_the_events_at_once(postgres, big_agenda):
+    """The events' words are written by triggers in the writing transaction, whoever
+    writes: a list of a word finds an event as soon as its words hold it, in its new
+    place when its date moves, and no longer once its words, its status or its removal
+    say otherwise (plain SQL here; the API and imports write the same rows)."""
+    kompas = events.EventFilters(q="zeldzaam")
+
+    def listed() -> list[str]:
+        return _listed(big_agenda, kompas)
+
+    later = big_agenda.execute(text(
+        "SELECT id FROM events WHERE date >= :today ORDER BY date, start, id LIMIT 3"),
+        {"today": TODAY + dt.timedelta(days=5)}).scalars().all()
+    assert listed() == []
+    big_agenda.execute(text("UPDATE events SET search_key = search_key || ' zeldzaam' "
+                            "WHERE id = ANY(:ids)"), {"ids": later})
+    assert listed() == later
+    big_agenda.execute(text("UPDATE events SET date = :today, last_date = :today "
+                            "WHERE id = :id"), {"today": TODAY, "id": later[2]})
+    assert listed() == [later[2], *later[:2]]
+    big_agenda.execute(text("UPDATE events SET status = 'rejected' WHERE id = :id"),
+                       {"id": later[0]})
+    assert listed() == [later[2], later[1]]
+    big_agenda.execute(text("UPDATE events SET search_key = 'kompas' WHERE id = :id"),
+                       {"id": later[1]})
+    assert listed() == [later[2]]
+    big_agenda.execute(text("DELETE FROM events WHERE id = :id"), {"id": later[2]})
+    assert listed() == []
+    made = factories.EventFactory(title="Zeldzaam Zomerfeest", date=TODAY + dt.timedelta(days=3),
+                                  venue=big_agenda.get(Venue, "v0"))
+    big_agenda.flush()
+    assert listed() == [made.id]
+    # A word held by a word new to the events (a compound) is found in it.
+    assert _listed(big_agenda, events.EventFilters(q="ldzaa")) == [made.id]
 
 
 def test_an_artists_events_are_walked_in_its_ordered_index(big_agenda):

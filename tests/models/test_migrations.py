@@ -272,3 +272,53 @@ def test_0024_copies_each_events_venue_and_organisation_and_notes_no_change(work
             connection.execute(text("UPDATE organisations SET name = 'Days'"))
         assert not columns & {"venue_name", "venue_city", "venue_address", "venue_country",
                               "organisation_name"}
+
+
+def test_0026_writes_each_events_words_and_keeps_them_written(worker_id):
+    """PostgreSQL: each word of each event's words, with its position and public condition,
+    and the vocabulary of them; then kept by triggers as events are written, and emptied
+    with them."""
+    with _database_at(f"{worker_id}_migration_0026", "0025") as (url, engine):
+        if engine.dialect.name != "postgresql":
+            migrate.upgrade(engine, "0026")
+            with engine.connect() as connection:
+                assert not inspect(connection).has_table("event_words")
+            return
+        with _written_today(url, engine) as session:
+            factories.bind(session)
+            kaai = factories.VenueFactory(name="De Kaai", city="Gent")
+            night = factories.EventFactory(title="Kompas Nacht", venue=kaai, date=day(3))
+            factories.EventFactory(title="Kompas", venue=kaai, status="pending")
+
+        migrate.upgrade(engine, "0026")
+        words = ("SELECT word, event_id, date, start, status FROM event_words "
+                 "ORDER BY event_id, word")
+        with engine.begin() as connection:
+            written = connection.execute(text(words)).all()
+            vocabulary = connection.execute(text(
+                "SELECT word FROM event_vocabulary ORDER BY word")).scalars().all()
+            connection.execute(text("UPDATE events SET search_key = 'kompasroos de kaai', "
+                                    "date = :date WHERE id = :id"),
+                               {"date": day(4), "id": night.id})
+            rewritten = connection.execute(text(
+                "SELECT word, date FROM event_words WHERE event_id = :id ORDER BY word"),
+                {"id": night.id}).all()
+            added = connection.execute(text(
+                "SELECT word FROM event_vocabulary ORDER BY word")).scalars().all()
+        mine = [(word, status) for word, event_id, _date, _start, status in written
+                if event_id == night.id]
+        assert mine == [("de", "approved"), ("kaai", "approved"), ("kompas", "approved"),
+                        ("nacht", "approved")]
+        assert ("kompas", "pending") in {(word, status) for word, *_, status in written}
+        assert vocabulary == ["de", "kaai", "kompas", "nacht"]
+        assert rewritten == [("de", day(4)), ("kaai", day(4)), ("kompasroos", day(4))]
+        assert added == ["de", "kaai", "kompas", "kompasroos", "nacht"]
+
+        with engine.begin() as connection:
+            connection.execute(text("TRUNCATE events CASCADE"))
+            assert connection.execute(text("SELECT count(*) FROM event_words")).scalar() == 0
+
+        migrate.downgrade(engine, "0025")
+        with engine.connect() as connection:
+            assert not inspect(connection).has_table("event_words")
+            assert not inspect(connection).has_table("event_vocabulary")
