@@ -554,6 +554,9 @@ def test_a_words_list_follows_every_write_of_the_events_at_once(postgres, big_ag
     assert listed() == [made.id]
     # A word held by a word new to the events (a compound) is found in it.
     assert _listed(big_agenda, events.EventFilters(q="ldzaa")) == [made.id]
+    made.organisation.suspended = True  # its words as they were: public no more
+    big_agenda.flush()
+    assert listed() == []
 
 
 def test_an_artists_events_are_walked_in_its_ordered_index(big_agenda):

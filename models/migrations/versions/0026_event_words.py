@@ -20,10 +20,10 @@ organisation), in the agenda's order by word; `event_vocabulary` every word it h
 with a trigram index. A list of a word held by a few words of the vocabulary (a whole
 word, its compounds) walks each of those words' events in order, a page at most, then
 reads the page's events by id (models/events.py `_by_words`): ~0.5 ms whatever the word's
-share. Both are written by triggers on `events`, whoever writes (the API, an import, the
-demo data, plain SQL, a venue renamed), in the writing transaction: a list never misses
-an event written. A word no event holds any more stays in the vocabulary (its walk finds
-nothing); TRUNCATE empties the words.
+share. Both are written by triggers on `events`, whoever writes its words (the API, an
+import, the demo data, plain SQL, a venue renamed through the service), in the writing
+transaction: a list never misses an event written. A word no event holds any more stays
+in the vocabulary (its walk finds nothing); TRUNCATE empties the words.
 
 At a million events of the demo data: 6.2 million words, 1 GB (the table and its key,
 about half each), 746 words in the vocabulary; this migration takes ~35 s. SQLite keeps
