@@ -585,8 +585,10 @@ _NEAR_VENUES = planned_once(select(_venue.id).where(
 # events in the agenda's order, a page at most (`_by_words`): ~0.5 ms at a million events
 # whatever the word's share, where walking the agenda's order or reading every event holding
 # it through the trigram index took 1-114 ms near their crossing (bench/RESULTS.md). A word
-# more words hold (a syllable) is read the way its share makes cheaper (models/words.py).
-HOLDING_WORDS_AT_MOST = 32
+# more words hold (a syllable) is read the way its share makes cheaper (models/words.py):
+# at a million events the two crossed between 16 and 24 words (16: 2.2 ms by the words
+# against 6.5; 24: 2.2-2.5 against 1.4-1.6, a page of 25).
+HOLDING_WORDS_AT_MOST = 16
 _HOLDING_WORDS = planned_once(select(VOCABULARY.c.word).where(
     VOCABULARY.c.word.like(bindparam("search"), escape="\\")
 ).limit(HOLDING_WORDS_AT_MOST + 1))
