@@ -57,10 +57,11 @@ _ADD = (f"WITH added AS (INSERT INTO event_words (word, event_id, {', '.join(COP
 _REMOVE = (f"DELETE FROM event_words w USING old_rows o, {_WORDS.format(r='o')} "
            f"WHERE w.word = t.word AND w.date = o.date AND w.start = o.start "
            f"AND w.event_id = o.id {{kept}}")
-_UNCHANGED_NEW = (f"AND NOT EXISTS (SELECT 1 FROM old_rows o WHERE o.id = n.id "
-                  f"AND {_SAME.format(n='n', o='o')})")
-_UNCHANGED_OLD = (f"AND NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.id = o.id "
-                  f"AND {_SAME.format(n='n', o='o')})")
+# A row (`{this}`: n or o) that the other transition table holds as it was, by its id.
+_UNCHANGED = ("AND NOT EXISTS (SELECT 1 FROM {other}_rows {other[0]} WHERE {other[0]}.id = "
+              "{this}.id AND " + _SAME.format(n="n", o="o") + ")")
+_UNCHANGED_NEW = _UNCHANGED.format(this="n", other="old")
+_UNCHANGED_OLD = _UNCHANGED.format(this="o", other="new")
 
 # No sequential scan of the words: each of a changed event's words is looked up by its key,
 # however many words the statistics last counted (planned when the table was empty, a
