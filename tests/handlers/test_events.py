@@ -427,3 +427,28 @@ def test_a_venue_renamed_by_plain_sql_is_in_the_next_list_though_its_events_were
     assert event.id in _kept(db)
     db.execute(text("UPDATE venues SET name = 'After' WHERE id = :id"), {"id": event.venue_id})
     assert EVENTS.page(client, auth, limit=11)["data"][0]["venue"]["name"] == "After"
+
+
+def test_free_text_finds_an_event_by_the_words_plain_sql_gave_it(client, auth, db):
+    """An event's words (its title and its venue's name, folded) follow a title or a venue's
+    name written by plain SQL, as they follow the service's writes: free text finds it by
+    its new words at once, alone (walked word by word) or beside a city, and no longer by
+    its old ones (PostgreSQL's trigger: migration 0028)."""
+    if db.get_bind().dialect.name != "postgresql":
+        pytest.skip("SQLite has no Unicode normalization: its words are the service's writes")
+    kelder = VenueFactory(name="Kelder", city="Gent")
+    event = EventFactory(title="Zomernacht", date=day(1), venue=kelder)
+    EventFactory(title="Zomernacht Twee", date=day(2))
+
+    def found(word: str) -> bool:
+        return all(event.id in EVENTS.ids(client, auth, **query)
+                   for query in ({"q": word}, {"q": word, "city": "Gent"}))
+
+    assert found("zomernacht") and found("kelder")
+    db.execute(text("UPDATE events SET title = 'Crème Brûlée Bal' WHERE id = :id"),
+               {"id": event.id})
+    assert found("creme brulee") and found("Brûlée")
+    assert event.id not in EVENTS.ids(client, auth, q="zomernacht")
+    db.execute(text("UPDATE venues SET name = 'Straße Zwölf' WHERE id = :id"), {"id": kelder.id})
+    assert found("strasse") and found("zwolf") and found("creme")
+    assert event.id not in EVENTS.ids(client, auth, q="kelder")

@@ -322,3 +322,59 @@ def test_0026_writes_each_events_words_and_keeps_them_written(worker_id):
         with engine.connect() as connection:
             assert not inspect(connection).has_table("event_words")
             assert not inspect(connection).has_table("event_vocabulary")
+
+
+def test_0028_writes_the_words_plain_sql_left_stale_and_keeps_them_written(worker_id):
+    """PostgreSQL: an event whose title or venue's name plain SQL changed before 0028 has
+    its words written from them again, and its words' index follows; afterwards they are
+    written as plain SQL changes a title or a venue's name, or inserts an event without
+    them, and left as a writer gave them."""
+    with _database_at(f"{worker_id}_migration_0028", "0027") as (url, engine):
+        if engine.dialect.name != "postgresql":
+            migrate.upgrade(engine, "0028")
+            return
+        with _written_today(url, engine) as session:
+            factories.bind(session)
+            kaai = factories.VenueFactory(name="De Kaai", city="Gent")
+            stale = factories.EventFactory(title="Kompas Nacht", venue=kaai, date=day(3))
+            kept = factories.EventFactory(title="Zomerbal", venue=kaai, date=day(4))
+
+        def words(event_id: str) -> tuple[str, list[str]]:
+            with engine.connect() as connection:
+                return (connection.execute(text("SELECT search_key FROM events WHERE id = :id"),
+                                           {"id": event_id}).scalar_one(),
+                        connection.execute(text(
+                            "SELECT word FROM event_words WHERE event_id = :id ORDER BY word"),
+                            {"id": event_id}).scalars().all())
+
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE events SET title = 'Crème Brûlée' WHERE id = :id"),
+                               {"id": stale.id})
+        assert words(stale.id) == ("kompas nacht de kaai", ["de", "kaai", "kompas", "nacht"])
+        unchanged = words(kept.id)
+
+        migrate.upgrade(engine, "0028")
+        assert words(stale.id) == ("creme brulee de kaai", ["brulee", "creme", "de", "kaai"])
+        assert words(kept.id) == unchanged
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE venues SET name = 'Straße' WHERE id = :id"),
+                               {"id": kaai.id})
+            connection.execute(text("UPDATE events SET title = 'Herfst', search_key = 'eigen' "
+                                    "WHERE id = :id"), {"id": kept.id})
+            connection.execute(text("CREATE TEMPORARY TABLE copied AS SELECT * FROM events "
+                                    "WHERE id = :id"), {"id": stale.id})
+            connection.execute(text("UPDATE copied SET id = 'copy', slug = 'copy', "
+                                    "title = 'Lente', search_key = NULL"))
+            connection.execute(text("INSERT INTO events SELECT * FROM copied"))
+        assert words(stale.id) == ("creme brulee strasse", ["brulee", "creme", "strasse"])
+        assert words(kept.id) == ("eigen", ["eigen"])  # as its writer gave them
+        assert words("copy") == ("lente strasse", ["lente", "strasse"])
+
+        migrate.downgrade(engine, "0027")
+        with engine.begin() as connection:
+            assert connection.execute(text(
+                "SELECT count(*) FROM pg_proc WHERE proname IN ('search_fold', "
+                "'event_search_key')")).scalar() == 0
+            connection.execute(text("UPDATE events SET title = 'Winter' WHERE id = :id"),
+                               {"id": stale.id})
+        assert words(stale.id)[0] == "creme brulee strasse"
