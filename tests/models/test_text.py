@@ -7,7 +7,6 @@ from sqlalchemy import text
 
 from models.text import fold
 
-# Each character between letters and beside white space of several kinds, as a title holds it.
 _EVERY = [chr(point) for point in range(1, sys.maxunicode + 1) if not 0xD800 <= point <= 0xDFFF]
 
 
@@ -19,6 +18,7 @@ def test_postgresqls_fold_gives_pythons_key_for_every_character(db):
     if db.get_bind().dialect.name != "postgresql":
         pytest.skip("SQLite has no Unicode normalization: its words are the service's writes")
     differ = []
+    # Each character between letters and beside white space of several kinds.
     for start in range(0, len(_EVERY), 50_000):
         titles = [f"Ab{c}c\u00a0 {c}D\t" for c in _EVERY[start:start + 50_000]]
         keys = db.execute(text(

@@ -33,26 +33,27 @@ down_revision = '0027'
 branch_labels = None
 depends_on = None
 
-_WORDS = "search_fold(NEW.title || ' ' || coalesce(NEW.venue_name, ''))"
-FUNCTIONS = [
-    "CREATE FUNCTION search_fold(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT "
-    f"PARALLEL SAFE AS $$ SELECT {fold_sql('$1')} $$",
-    "CREATE FUNCTION event_search_key() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-    "IF TG_OP = 'INSERT' AND NEW.search_key IS NULL OR TG_OP = 'UPDATE' "
-    "AND NEW.search_key IS NOT DISTINCT FROM OLD.search_key "
-    "AND (NEW.title, NEW.venue_name) IS DISTINCT FROM (OLD.title, OLD.venue_name) THEN "
-    f"NEW.search_key := {_WORDS}; END IF; RETURN NEW; END $$",
-]
+# An event's words from its title and venue's name (of the row `{r}`).
+_WORDS = "search_fold({r}title || ' ' || coalesce({r}venue_name, ''))"
+# `search_fold` is made as the migration runs (`fold_sql` reads every character's Unicode
+# data, ~1 s): not as Alembic loads the migrations.
+FOLD = ("CREATE FUNCTION search_fold(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT "
+        "PARALLEL SAFE AS $$ SELECT {fold} $$")
+WRITE = ("CREATE FUNCTION event_search_key() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+         "IF TG_OP = 'INSERT' AND NEW.search_key IS NULL OR TG_OP = 'UPDATE' "
+         "AND NEW.search_key IS NOT DISTINCT FROM OLD.search_key "
+         "AND (NEW.title, NEW.venue_name) IS DISTINCT FROM (OLD.title, OLD.venue_name) THEN "
+         f"NEW.search_key := {_WORDS.format(r='NEW.')}; END IF; RETURN NEW; END $$")
 TRIGGER = ("CREATE TRIGGER event_search_key BEFORE INSERT OR UPDATE OF title, venue_id, "
            "venue_name ON events FOR EACH ROW EXECUTE FUNCTION event_search_key()")
-_FOLDED = "search_fold(title || ' ' || coalesce(venue_name, ''))"
-STALE = f"UPDATE events SET search_key = {_FOLDED} WHERE search_key IS DISTINCT FROM {_FOLDED}"
+STALE = "UPDATE events SET search_key = {w} WHERE search_key IS DISTINCT FROM {w}".format(
+    w=_WORDS.format(r=""))
 
 
 def upgrade() -> None:
     if op.get_bind().dialect.name != "postgresql":
         return
-    for statement in [*FUNCTIONS, TRIGGER, STALE]:
+    for statement in [FOLD.format(fold=fold_sql("$1")), WRITE, TRIGGER, STALE]:
         op.execute(statement)
 
 
