@@ -36,7 +36,7 @@ depends_on = None
 # An event's words from its title and venue's name (of the row `{r}`).
 _WORDS = "search_fold({r}title || ' ' || coalesce({r}venue_name, ''))"
 # `search_fold` is made as the migration runs (`fold_sql` reads every character's Unicode
-# data, ~1 s): not as Alembic loads the migrations.
+# data, ~0.3 s): not as Alembic loads the migrations.
 FOLD = ("CREATE FUNCTION search_fold(text) RETURNS text LANGUAGE sql IMMUTABLE STRICT "
         "PARALLEL SAFE AS $$ SELECT {fold} $$")
 WRITE = ("CREATE FUNCTION event_search_key() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
