@@ -27,8 +27,7 @@ def fold_sql(text: str) -> str:
     folding: its `lower` (of a UTF-8 locale), then what folding changes in lower-case text
     (`ς` -> `σ`, `ß` -> `ss`, ...). The character classes and tables come from this
     Python's Unicode data, as written in ASCII escapes."""
-    every = [chr(point) for point in range(1, sys.maxunicode + 1)
-             if not 0xD800 <= point <= 0xDFFF]
+    every = characters()
     kept = [c for c in every if not unicodedata.combining(c)
             and unicodedata.normalize("NFKD", c) == c]
     folded = {c: c.casefold() for c in kept if c.lower() == c and c.casefold() != c}
@@ -42,6 +41,13 @@ def fold_sql(text: str) -> str:
             expression = f"replace({expression}, {_unicode(c)}, {_unicode(to)})"
     spaces = _class(c for c in every if c.isspace())
     return f"btrim(regexp_replace({expression}, '{spaces}+', ' ', 'g'), ' ')"
+
+
+@functools.cache
+def characters() -> tuple[str, ...]:
+    """Every character a text can hold: each Unicode code point but NUL and the surrogates."""
+    return tuple(chr(point) for point in range(1, sys.maxunicode + 1)
+                 if not 0xD800 <= point <= 0xDFFF)
 
 
 def _class(characters) -> str:

@@ -42,15 +42,17 @@ depends_on = None
 COPIED = ("date", "start", "status", "organisation_id")
 # An event's words, one row each (`{r}`: the event's row); `t.word` the word.
 _WORDS = "unnest(string_to_array({r}.search_key, ' ')) AS t(word)"
+# The words' rows of the events `{rows}` (aliased `{r}`), each word of an event once.
+_WORD_ROWS = (f"INSERT INTO event_words (word, event_id, {', '.join(COPIED)}) "
+              f"SELECT DISTINCT t.word, {{r}}.id, {', '.join(f'{{r}}.{column}' for column in COPIED)} "
+              f"FROM {{rows}} {{r}}, {_WORDS} WHERE t.word <> ''")
 _SAME = ("({n}.search_key, " + ", ".join(f"{{n}}.{column}" for column in COPIED) + ") IS NOT "
          "DISTINCT FROM ({o}.search_key, " + ", ".join(f"{{o}}.{column}" for column in COPIED)
          + ")")
 # The words of the rows `new_rows` (less those `{kept}` leaves as they were), and each word
 # new to the vocabulary, in the words' order (two writers then wait for each other's words in
 # the same order, never each for the other's).
-_ADD = (f"WITH added AS (INSERT INTO event_words (word, event_id, {', '.join(COPIED)}) "
-        f"SELECT DISTINCT t.word, n.id, {', '.join(f'n.{column}' for column in COPIED)} "
-        f"FROM new_rows n, {_WORDS.format(r='n')} WHERE t.word <> '' {{kept}} "
+_ADD = (f"WITH added AS ({_WORD_ROWS.format(rows='new_rows', r='n')} {{kept}} "
         f"ON CONFLICT DO NOTHING RETURNING word) "
         f"INSERT INTO event_vocabulary (word) SELECT DISTINCT word FROM added ORDER BY word "
         f"ON CONFLICT DO NOTHING")
@@ -102,9 +104,7 @@ def upgrade() -> None:
     op.execute("CREATE TABLE event_vocabulary (word varchar(600) NOT NULL, "
                "CONSTRAINT pk_event_vocabulary PRIMARY KEY (word))")
     # The words copied before their key is made (one sort, not a descent a row).
-    op.execute(f"INSERT INTO event_words (word, event_id, {', '.join(COPIED)}) "
-               f"SELECT DISTINCT t.word, e.id, {', '.join(f'e.{column}' for column in COPIED)} "
-               f"FROM events e, {_WORDS.format(r='e')} WHERE t.word <> ''")
+    op.execute(_WORD_ROWS.format(rows="events", r="e"))
     # The list's walk: a word's events in the agenda's order, carrying the public condition.
     op.execute("ALTER TABLE event_words ADD CONSTRAINT pk_event_words "
                "PRIMARY KEY (word, date, start, event_id) INCLUDE (status, organisation_id)")
