@@ -106,7 +106,9 @@ class Service:
     current_stamp: CurrentStamp | None = None
 
     def close(self) -> None:
-        """Close the database connections and the admission threads."""
+        """Close the database connections, the admission threads and the shared answers."""
+        if self.cache is not None:
+            self.cache.close()
         if self.current_stamp is not None:
             self.current_stamp.close()
         for statements in self.held:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -232,6 +234,7 @@ def _serve(host: str, port: int, workers: int) -> None:
         click.echo(f"{workers} workers count requests each on their own (memory://): the "
                    "rate limits are only exact with AGENDA_RATELIMIT_STORAGE=redis://...",
                    err=True)
+        _host_cache()
     # One malloc arena a process (glibc; other C libraries ignore it; an operator's own value
     # is kept). By default glibc gives each thread that allocates beside another its own
     # arena; a worker's catalogue threads then hold ~12 MB each, of which ~5 is in use: the
@@ -262,6 +265,52 @@ def _serve(host: str, port: int, workers: int) -> None:
         # A worker starts in seconds, slower on a busy machine; uvicorn's default of 5 s
         # kills and restarts workers that are merely slow.
         "--timeout-worker-healthcheck", "60"])
+
+
+# Where the workers' file of answers goes first: a file system in memory (Linux's), so that
+# writing it costs no disk; else the temporary folder.
+MEMORY_FOLDERS = ("/dev/shm",)
+# A server's file in that folder, by its process id (uvicorn's master, as this process
+# becomes).
+HOST_CACHE_FILE = "answers-{pid}.sqlite3"
+
+
+def _host_cache() -> None:
+    """The file the workers share public answers in (edge/cache.py `HostEntries`), started
+    empty: the operator's `AGENDA_HOST_CACHE_PATH` (empty: none), else this server's own, in
+    a folder only this user may write (another user's answers would be served), where the
+    files of servers no longer running are removed (in memory, each held its bound)."""
+    path = os.environ.get("AGENDA_HOST_CACHE_PATH")
+    if path is None:
+        memory = [Path(folder) for folder in MEMORY_FOLDERS
+                  if os.path.isdir(folder) and os.access(folder, os.W_OK)]
+        folder = (memory or [Path(tempfile.gettempdir())])[0] / f"agenda-{os.getuid()}"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        owned = folder.lstat()  # a link is not this user's folder
+        if (not stat.S_ISDIR(owned.st_mode) or owned.st_uid != os.getuid()
+                or owned.st_mode & 0o022):
+            click.echo(f"{folder} is not this user's alone: the workers keep answers each on "
+                       "their own", err=True)
+            return
+        for left in folder.glob(HOST_CACHE_FILE.format(pid="*") + "*"):
+            pid = left.name.split("-")[1].split(".")[0]
+            if pid.isdigit() and not _running(int(pid)):
+                left.unlink(missing_ok=True)
+        path = os.environ["AGENDA_HOST_CACHE_PATH"] = str(
+            folder / HOST_CACHE_FILE.format(pid=os.getpid()))
+    if path:
+        for suffix in ("", "-wal", "-shm"):
+            Path(path + suffix).unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 DEMO_SCOPES = ("read", "scan", "attendance", "tickets")

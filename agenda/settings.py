@@ -24,6 +24,12 @@ class Settings:
     # building every answer (to measure a miss, or to rule the cache out).
     response_cache: bool = True
     response_cache_bytes: int = 16 * 1024 * 1024
+    # A file the workers of one server on this host keep public answers in for each other,
+    # when the limits are counted in memory (edge/cache.py `HostEntries`; in Redis, the
+    # answers are shared there): `agenda serve` names one of its own (in /dev/shm) and
+    # starts it empty. Within this bound, outside the workers' memory.
+    host_cache_path: str | None = None
+    host_cache_bytes: int = 256 * 1024 * 1024
     # Well-formed door scans answered before the framework (edge/door_lane.py); off sends
     # every scan the full way (to measure it, or to rule the lane out).
     door_lane: bool = True

@@ -55,9 +55,10 @@ under itself.
 Entries live in each process (an LRU bounded in bytes, their data compressed:
 `LocalEntries`) and, when the service counts requests in Redis
 (`AGENDA_RATELIMIT_STORAGE=redis://...`), in Redis too (compressed the same way), so
-that one worker's answer serves the others and other hosts. Freshness is
+that one worker's answer serves the others and other hosts; counting in memory, in a
+file of the host that the workers of one server share (`HostEntries`). Freshness is
 decided by the stamp in the database, so a shared entry is never staler than a
-local one. Redis unreachable: entries are simply not shared.
+local one. Redis or the file unreachable: entries are simply not shared.
 """
 
 from __future__ import annotations
@@ -68,8 +69,11 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
+import queue
+import sqlite3
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -387,29 +391,36 @@ class Keys(Recent):
         return "=" + path + orjson.dumps(sorted(arguments.items())).decode()
 
 
-class SharedEntries:
-    """Entries in Redis (the rate limits' clients, `RedisCounters.command`), for every
-    worker and host; failures only cost sharing."""
+class Shared:
+    """Entries (`Entry.pack`) and compressed heads kept beside the processes' own, for every
+    worker that reads the same store: the layout and the dictionary in each key, so that
+    workers of an older release sharing it keep their own apart. Failures only cost
+    sharing. A store says how bytes are read and written (`_read`, `_write`)."""
 
-    def __init__(self, counters: RedisCounters):
-        self.counters = counters
-        self._warn = OncePerMinute(log, "Redis unreachable, cached answers are not shared: %s")
-        self._unreadable = OncePerMinute(log, "A cached answer in Redis could not be read, "
+    def __init__(self, unavailable: str):
+        self._warn = OncePerMinute(log, unavailable)
+        self._unreadable = OncePerMinute(log, "A shared cached answer could not be read, "
                                               "built again: %s")
 
     @staticmethod
     def key(name: str) -> str:
-        # The entry's layout is in the key: workers of an older release, sharing the Redis
-        # during a deploy, keep their own entries apart.
         return f"{SHARED_PREFIX}{_SHARED_LAYOUT}:" + hashlib.blake2b(
             name.encode(), digest_size=20).hexdigest()
 
+    @staticmethod
+    def head_key(tag: str, coding: str) -> str:
+        # By the answer's tag (over its data): the same head for every URL with that data.
+        return f"{SHARED_PREFIX}{_SHARED_LAYOUT}:{coding}:" + hashlib.blake2b(
+            tag.encode(), digest_size=20).hexdigest()
+
+    async def _read(self, key: str) -> bytes | None:
+        raise NotImplementedError
+
+    async def _write(self, key: str, value: bytes) -> None:
+        raise NotImplementedError
+
     async def get(self, key: str) -> Entry | None:
-        try:
-            packed = await self.counters.command("GET", self.key(key))
-        except StoreUnavailable as error:
-            self._warn(error)
-            return None
+        packed = await self._read(self.key(key))
         if not packed:
             return None
         try:
@@ -421,36 +432,204 @@ class SharedEntries:
             return None
 
     async def put(self, key: str, entry: Entry) -> None:
-        try:
-            await self.counters.command("SET", self.key(key), entry.pack(), "EX", SHARED_TTL)
-        except StoreUnavailable as error:
-            self._warn(error)
-
-    @staticmethod
-    def head_key(tag: str, coding: str) -> str:
-        # By the answer's tag (over its data): the same head for every URL with that data.
-        return f"{SHARED_PREFIX}{_SHARED_LAYOUT}:{coding}:" + hashlib.blake2b(
-            tag.encode(), digest_size=20).hexdigest()
+        await self._write(self.key(key), entry.pack())
 
     async def get_head(self, tag: str, coding: str) -> Head | None:
         """The head another worker compressed for the answer tagged `tag`, if any."""
-        try:
-            packed = await self.counters.command("GET", self.head_key(tag, coding))
-        except StoreUnavailable as error:
-            self._warn(error)
-            return None
+        packed = await self._read(self.head_key(tag, coding))
         if not packed or len(packed) < 8:
             return None
         crc, length = struct.unpack(">II", packed[:8])
         return Head(coding, packed[8:], crc, length)
 
     async def put_head(self, tag: str, head: Head) -> None:
+        await self._write(self.head_key(tag, head.coding),
+                          struct.pack(">II", head.crc, head.length) + head.compressed)
+
+    def close(self) -> None:
+        """Let go of what the store holds open."""
+
+
+class SharedEntries(Shared):
+    """Entries in Redis (the rate limits' clients, `RedisCounters.command`), for every
+    worker and host, each kept `SHARED_TTL` seconds."""
+
+    def __init__(self, counters: RedisCounters):
+        super().__init__("Redis unreachable, cached answers are not shared: %s")
+        self.counters = counters
+
+    async def _read(self, key: str) -> bytes | None:
         try:
-            await self.counters.command(
-                "SET", self.head_key(tag, head.coding),
-                struct.pack(">II", head.crc, head.length) + head.compressed, "EX", SHARED_TTL)
+            return await self.counters.command("GET", key)
         except StoreUnavailable as error:
             self._warn(error)
+            return None
+
+    async def _write(self, key: str, value: bytes) -> None:
+        try:
+            await self.counters.command("SET", key, value, "EX", SHARED_TTL)
+        except StoreUnavailable as error:
+            self._warn(error)
+
+
+class HostEntries(Shared):
+    """Entries in a file of this host, for the workers of one server that keep their limits
+    in memory (`AGENDA_HOST_CACHE_PATH`, which `agenda serve` sets to a file of its own and
+    starts empty): an SQLite database in WAL mode, so that a worker reads while another
+    writes. What one worker built the others serve, instead of each building every answer
+    once (after a start, a change to the catalogue, the turn of the hour), and the host
+    holds `max_bytes` of them (`AGENDA_HOST_CACHE_BYTES`) beside each worker's own bound,
+    outside every worker's memory.
+
+    Read on the event loop (an entry by its key, ~10 µs: the file's pages are in memory);
+    written by a thread of its own, in batches, so that no request waits for the file's
+    lock. Once the file would pass its bound (SQLite's `max_page_count`), the entries
+    written longest ago go, a quarter at a time: first in, first out, where each process's
+    own entries are the least recently used first out (an answer asked often is served from
+    the process, and written to the file again whenever it is built or renewed)."""
+
+    # SQLite's page (its default): the bound in pages.
+    PAGE = 4096
+    # How many entries the writer commits at once, at most (and an eighth of the bound).
+    BATCH = 64
+    # How many times a batch that does not fit makes room before it is dropped: a quarter of
+    # the entries each time (a tenth of them left after 8).
+    EVICTIONS = 8
+    # SQLite's cache of pages, a connection (KiB).
+    CACHE_KIB = 512
+    # How long a read waits for the file's lock (only a checkpoint may hold it): else a miss.
+    READ_WAIT = 0.005
+
+    def __init__(self, path: str, max_bytes: int):
+        super().__init__("The host's cached answers are not shared (%s)")
+        self.path = path
+        self.max_pages = max(max_bytes // self.PAGE, 16)
+        # A batch's bytes, at most: one that does not fit makes room (`_commit`).
+        self.batch_bytes = self.max_pages * self.PAGE // 8
+        self._readers = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._writes: queue.SimpleQueue = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._lock = threading.Lock()
+        # When opening the file last failed (a folder gone, a full disk): tried again a
+        # minute later, not at every request.
+        self._failed_at: float | None = None
+
+    def _connect(self, timeout: float) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
+                                     check_same_thread=False)
+        # A cache: what a crash of the machine loses is built again (the server starts the
+        # file afresh).
+        connection.execute("PRAGMA synchronous = OFF")
+        connection.execute(f"PRAGMA max_page_count = {self.max_pages}")
+        # The file's pages are in the operating system's cache: SQLite's own (2 MB a
+        # connection by default) would only add to the worker's memory.
+        connection.execute(f"PRAGMA cache_size = -{self.CACHE_KIB}")
+        return connection
+
+    def _reader(self) -> sqlite3.Connection | None:
+        """This thread's connection to the file (the event loop's), opened at its first read."""
+        connection = getattr(self._readers, "connection", None)
+        if connection is not None:
+            return connection
+        if self._failed_at is not None and time.monotonic() - self._failed_at < 60:
+            return None
+        try:
+            self._prepare()
+            connection = self._connect(self.READ_WAIT)
+        except sqlite3.Error as error:
+            self._failed_at = time.monotonic()
+            self._warn(error)
+            return None
+        self._readers.connection = connection
+        with self._lock:
+            self._opened.append(connection)
+        return connection
+
+    def _prepare(self) -> None:
+        """The file in WAL mode with its table (whichever worker comes first), and this
+        process's writer started."""
+        with self._lock:
+            if self._writer is not None:
+                return
+            connection = self._connect(timeout=5)
+            try:
+                connection.execute("PRAGMA journal_mode = WAL")
+                connection.execute("CREATE TABLE IF NOT EXISTS answers "
+                                   "(key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+            finally:
+                connection.close()
+            self._writer = threading.Thread(target=self._write_all, name="host answers",
+                                            daemon=True)
+            self._writer.start()
+
+    async def _read(self, key: str) -> bytes | None:
+        connection = self._reader()
+        if connection is None:
+            return None
+        try:
+            found = connection.execute("SELECT value FROM answers WHERE key = ?",
+                                       (key,)).fetchone()
+        except sqlite3.Error as error:
+            self._warn(error)
+            return None
+        return None if found is None else found[0]
+
+    async def _write(self, key: str, value: bytes) -> None:
+        if self._writer is not None or self._reader() is not None:
+            self._writes.put((key, value))  # the writer's, in its next batch
+
+    def _write_all(self) -> None:
+        """The writer's thread: the entries put, in batches, until `close`."""
+        connection = self._connect(timeout=1)
+        try:
+            while True:
+                batch, size, done = [], 0, False
+                while not done and (not batch or (
+                        len(batch) < self.BATCH and size < self.batch_bytes
+                        and not self._writes.empty())):
+                    item = self._writes.get()
+                    done = item is None
+                    if not done:
+                        batch.append(item)
+                        size += len(item[1])
+                try:
+                    if batch:
+                        self._commit(connection, batch)
+                except sqlite3.Error as error:
+                    self._warn(error)
+                if done:
+                    return
+        finally:
+            connection.close()
+
+    def _commit(self, connection: sqlite3.Connection, batch: list[tuple[str, bytes]]) -> None:
+        """`batch` written, the oldest entries gone first while it would not fit (a quarter
+        of them at a time)."""
+        for attempt in range(self.EVICTIONS + 1):
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                # A key written again moves to the end (`OR REPLACE`: a new row id).
+                connection.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?)", batch)
+                connection.execute("COMMIT")
+                return
+            except sqlite3.OperationalError as error:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                if error.sqlite_errorcode != sqlite3.SQLITE_FULL or attempt == self.EVICTIONS:
+                    raise
+                connection.execute(
+                    "DELETE FROM answers WHERE rowid <= (SELECT rowid FROM answers ORDER BY "
+                    "rowid LIMIT 1 OFFSET (SELECT count(*) / 4 FROM answers))")
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writes.put(None)
+            self._writer.join(timeout=5)
+        with self._lock:
+            for connection in self._opened:
+                connection.close()
+            self._opened.clear()
 
 
 class ResponseCache:
@@ -473,12 +652,21 @@ class ResponseCache:
         # Off (`AGENDA_RESPONSE_CACHE=false`): nothing is kept, every answer is built.
         keeping = service.settings.response_cache
         self.local = LocalEntries(service.settings.response_cache_bytes if keeping else 0)
-        # The Redis of the rate limits (its connections too), when limits are kept there.
-        self.shared = (SharedEntries(service.usage.store)
-                       if keeping and not service.usage.in_process else None)
+        # The Redis of the rate limits (its connections too), when limits are kept there;
+        # else the host's file of this server's workers, if it has one.
+        self.shared: Shared | None = None
+        if keeping and not service.usage.in_process:
+            self.shared = SharedEntries(service.usage.store)
+        elif keeping and service.settings.host_cache_path:
+            self.shared = HostEntries(service.settings.host_cache_path,
+                                      service.settings.host_cache_bytes)
         self.keys = Keys(KNOWN_URLS)
         # Key -> done when the full path's request for it, in this process, has answered.
         self._building: dict[str, asyncio.Future] = {}
+
+    def close(self) -> None:
+        if self.shared is not None:
+            self.shared.close()
 
     async def __call__(self, scope, receive, send):
         operation = (self.service.routes.find("GET", scope["path"])

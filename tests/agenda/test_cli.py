@@ -1,10 +1,17 @@
 """The `agenda` command line: organisations, tokens, migrations."""
 
+import os
+import stat
+import subprocess
 import sys
+import tempfile
 import uuid
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from agenda import cli
 from agenda.cli import main
 
 
@@ -112,9 +119,10 @@ def test_a_created_person_signs_in_with_the_password_and_has_the_role(database_u
     assert bad.exit_code != 0 and "password" in bad.output
 
 
-def test_serve_runs_a_worker_per_core_and_warns_when_limits_are_per_worker(monkeypatch):
-    import os
-
+def test_serve_runs_a_worker_per_core_and_warns_when_limits_are_per_worker(monkeypatch,
+                                                                          tmp_path):
+    monkeypatch.setattr(cli, "MEMORY_FOLDERS", (str(tmp_path),))
+    monkeypatch.delenv("AGENDA_HOST_CACHE_PATH", raising=False)
     started = {}
 
     def exec_uvicorn(executable, argv):
@@ -134,6 +142,61 @@ def test_serve_runs_a_worker_per_core_and_warns_when_limits_are_per_worker(monke
                                    "agenda.asgi:app"]
     assert started["workers"] == 3
     assert "rate limits are only exact with AGENDA_RATELIMIT_STORAGE=redis://" in result.stderr
+    monkeypatch.delenv("AGENDA_HOST_CACHE_PATH")
     monkeypatch.setenv("AGENDA_RATELIMIT_STORAGE", "redis://127.0.0.1:6379/0")
     quiet = CliRunner().invoke(main, ["serve", "--workers", "2"], catch_exceptions=False)
     assert started["workers"] == 2 and "rate limits" not in quiet.stderr
+    # Answers are shared in that Redis, not in a file.
+    assert "AGENDA_HOST_CACHE_PATH" not in os.environ
+
+
+def _serve_memory_limits(monkeypatch, tmp_path) -> CliRunner:
+    """`agenda serve` of two workers counting in memory, its temporary folder `tmp_path`;
+    uvicorn not started."""
+    monkeypatch.setattr(os, "execv", lambda *_: None)
+    monkeypatch.setattr(cli, "MEMORY_FOLDERS", (str(tmp_path / "memory"), "/nowhere"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv("AGENDA_HOST_CACHE_PATH", raising=False)
+    monkeypatch.delenv("AGENDA_RATELIMIT_STORAGE", raising=False)
+    monkeypatch.setenv("AGENDA_SECRET_KEY", "x")
+    monkeypatch.setenv("AGENDA_SITE_URL", "http://127.0.0.1:8080")
+    return CliRunner().invoke(main, ["serve", "--workers", "2"],
+                              catch_exceptions=False)
+
+
+@pytest.mark.parametrize("under", ["memory", "the temporary folder"])
+def test_serve_gives_its_workers_a_file_of_their_own_for_answers_started_empty(
+        monkeypatch, tmp_path, under):
+    if under == "memory":  # a file system in memory first, where there is one
+        (tmp_path / "memory").mkdir()
+    folder = tmp_path / ("memory" if under == "memory" else "") / f"agenda-{os.getuid()}"
+    folder.mkdir(mode=0o700)
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    files = {name: folder / f"answers-{name}.sqlite3"
+             for name in (os.getpid(), ended, os.getppid())}
+    for file in files.values():  # this process's of an earlier run, an ended server's, a live
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{file}{suffix}").write_bytes(b"earlier")
+    assert _serve_memory_limits(monkeypatch, tmp_path).exit_code == 0
+    assert os.environ["AGENDA_HOST_CACHE_PATH"] == str(files[os.getpid()])
+    assert sorted(folder.iterdir()) == [Path(f"{files[os.getppid()]}{suffix}")
+                                        for suffix in ("", "-shm", "-wal")]
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("folder_is", ["writable by others", "a link"])
+def test_serve_shares_no_file_in_a_folder_not_its_users_alone(monkeypatch, tmp_path,
+                                                               folder_is):
+    folder = tmp_path / f"agenda-{os.getuid()}"
+    if folder_is == "a link":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        folder.symlink_to(tmp_path / "elsewhere")
+    else:
+        folder.mkdir()
+        folder.chmod(0o777)
+    result = _serve_memory_limits(monkeypatch, tmp_path)
+    assert result.exit_code == 0
+    assert "is not this user's alone" in result.stderr
+    assert "AGENDA_HOST_CACHE_PATH" not in os.environ
+    assert not list(folder.iterdir())

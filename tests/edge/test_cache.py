@@ -5,11 +5,14 @@ Whether an answer came from the cache shows in the SQL it ran: served again, it
 reads only the token row (with the catalogue stamp), never the catalogue tables.
 """
 
+import asyncio
 import concurrent.futures
 import contextlib
 import datetime as dt
 import random
 import re
+import sqlite3
+import time
 from pathlib import Path
 from unittest.mock import ANY
 
@@ -24,8 +27,8 @@ from adapters.direct import PLANNED_ONCE_RUNNER
 from agenda.app import create_app
 from agenda.demo import catalogue as demo_data
 from edge.answers import data_of
-from edge.cache import (DICTIONARY, KNOWN_URLS, PACK_LEVEL, Entry, Keys, LocalEntries,
-                        SharedEntries)
+from edge.cache import (DICTIONARY, KNOWN_URLS, PACK_LEVEL, Entry, HostEntries, Keys,
+                        LocalEntries, SharedEntries)
 from edge.state import PublicAnswer
 from models import importing, organisations, tokens
 from models.artists import Artist
@@ -729,6 +732,95 @@ def test_an_answer_in_redis_that_cannot_be_read_is_built_again_and_replaced(
     assert again.json()["data"] == built.json()["data"]
     assert replaced.answer.data == data_of(built.content)
     assert "could not be read" in caplog.text
+
+
+def in_host_file(path: Path, name: str, *, seconds: float = 10) -> bool:
+    """Whether the entry kept under `name` is in the host's file (its writer writes a moment
+    after the answer is kept), waiting up to `seconds` for it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with (contextlib.closing(sqlite3.connect(path)) as file,
+              contextlib.suppress(sqlite3.OperationalError)):  # no table yet
+            if file.execute("SELECT 1 FROM answers WHERE key = ?",
+                            (HostEntries.key(name),)).fetchone():
+                return True
+        time.sleep(0.02)
+    return False
+
+
+def test_an_answer_one_worker_built_is_served_by_another_from_the_hosts_file(
+        catalogue_committed, tmp_path):
+    url, token = catalogue_committed
+    file = tmp_path / "answers.sqlite3"
+    settings = {"database_url": url, **APP_SETTINGS, "host_cache_path": str(file)}
+    workers = [create_app(settings), create_app(settings)]
+    try:
+        with workers[0].test_client() as first, workers[1].test_client() as second:
+            built = first.get("/v1/venues?limit=7", headers=bearer(token))
+            assert in_host_file(file, Keys.of("/v1/venues", {"limit": 7}))
+            with catalogue_reads(workers[1].service) as reads:
+                # Another spelling of the same arguments: the same entry.
+                served = second.get("/v1/venues?limit=0007", headers=bearer(token))
+            with committed(url) as session:
+                session.execute(text("UPDATE venues SET name = 'Renamed By SQL' "
+                                     "WHERE id = 'hangar-noord'"))
+            renamed = [worker.get("/v1/venues?limit=7", headers=bearer(token))
+                       for worker in (second, first)]
+    finally:
+        for worker in workers:
+            worker.service.close()
+    assert (built.headers["x-cache"], served.headers["x-cache"]) == ("miss", "hit")
+    assert reads == []
+    assert served.json()["data"] == built.json()["data"]
+    assert served.json()["meta"]["request_id"] != built.json()["meta"]["request_id"]
+    assert "Hangar Noord" in {venue["name"] for venue in built.json()["data"]}
+    for answer in renamed:  # the stamp moved: neither worker serves the kept answer
+        assert {"Renamed By SQL"} <= {venue["name"] for venue in answer.json()["data"]}
+        assert "Hangar Noord" not in {venue["name"] for venue in answer.json()["data"]}
+
+
+def test_the_hosts_file_keeps_within_its_bytes_dropping_the_oldest(tmp_path):
+    rng = random.Random(3)  # bytes that do not compress: each entry takes ~3 KB
+    host = HostEntries(str(tmp_path / "answers.sqlite3"), max_bytes=256 * 1024)
+    data = {f"/{number}": rng.randbytes(3_000) for number in range(300)}  # 3.5 times as much
+
+    async def kept_all() -> dict[str, Entry | None]:
+        for name, value in data.items():
+            await host.put(name, kept(value))
+        deadline = time.monotonic() + 10
+        while await host.get("/299") is None and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.02)  # the writer's thread: nothing to wait on here
+        return {name: await host.get(name) for name in data}
+
+    try:
+        found = asyncio.run(kept_all())
+    finally:
+        host.close()
+    with contextlib.closing(sqlite3.connect(tmp_path / "answers.sqlite3")) as file:
+        pages = file.execute("PRAGMA page_count").fetchone()[0]
+    assert pages <= host.max_pages == 64
+    newest = [name for name in list(data)[-40:] if found[name] is not None]
+    assert newest == list(data)[-40:]
+    assert all(found[name].answer.data == data[name] for name in newest)
+    assert found["/0"] is None
+    assert 40 <= sum(entry is not None for entry in found.values()) < 100
+
+
+def test_a_hosts_file_that_cannot_be_read_costs_only_sharing(catalogue_committed, tmp_path,
+                                                             caplog):
+    url, token = catalogue_committed
+    file = tmp_path / "answers.sqlite3"
+    file.write_bytes(b"not a database" * 1000)
+    app = create_app({"database_url": url, **APP_SETTINGS, "host_cache_path": str(file)})
+    try:
+        with app.test_client() as client:
+            answers = [client.get("/v1/venues?limit=9", headers=bearer(token))
+                       for _ in range(3)]
+    finally:
+        app.service.close()
+    assert [answer.status_code for answer in answers] == [200] * 3
+    assert [answer.headers["x-cache"] for answer in answers] == ["miss", "hit", "hit"]
+    assert "not shared" in caplog.text
 
 
 def test_a_header_out_of_the_documents_bounds_is_refused_although_the_answer_is_kept(

@@ -1,6 +1,7 @@
-"""The response cache across processes: `agenda serve` with two workers sharing Redis,
-while `agenda import` and `agenda demo-data` write the catalogue from processes of their own,
-and `agenda token revoke` revokes the token every worker knows (adapters/watch.py).
+"""The response cache across processes: `agenda serve` with two workers sharing Redis (or,
+counting in memory, a file of the host), while `agenda import` and `agenda demo-data` write
+the catalogue from processes of their own, and `agenda token revoke` revokes the token every
+worker knows (adapters/watch.py).
 """
 
 import os
@@ -20,6 +21,7 @@ from agenda.app import create_app
 from edge.cache import Keys, SharedEntries
 from edge.limits import Usage
 from models import organisations, tokens
+from tests.edge.test_cache import in_host_file
 from tests.servers import AGENDA, agenda_serve, committed, drop_database, migrated_database
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "example-import.jsonl")
@@ -116,6 +118,32 @@ def test_requests_counted_in_each_worker_see_changes_at_once_too(database):
         revoked = [web.get("/v1/venues?limit=50") for _ in range(10)]
     assert {len(answer.json()["data"]) for answer in imported} == {3}
     assert {answer.status_code for answer in revoked} == {401}
+
+
+def test_workers_counting_in_memory_serve_each_others_answers_from_the_hosts_file(
+        database, tmp_path):
+    """Each worker would otherwise build every answer once for itself."""
+    url, token = database
+    file = tmp_path / "answers.sqlite3"
+    file.write_bytes(b"a file of an earlier run")  # started empty
+    env = {"AGENDA_DATABASE_URL": url, "AGENDA_SECRET_KEY": "cache",
+           "AGENDA_RATELIMIT_STORAGE": "memory://", "AGENDA_PER_MINUTE": "100000",
+           "AGENDA_HOST_CACHE_PATH": str(file)}
+    headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
+    with agenda_serve(env, workers=2) as base, httpx.Client(base_url=base, headers=headers) as web:
+        first = web.get("/v1/venues?limit=33")
+        assert in_host_file(file, Keys.of("/v1/venues", {"limit": 33}))
+        # Until both workers have answered (a count seen twice: each counts on its own).
+        served, remaining = [], []
+        deadline = time.monotonic() + 60
+        while len(remaining) == len(set(remaining)) and time.monotonic() < deadline:
+            served.append(web.get("/v1/venues?limit=33"))
+            remaining.append((served[-1].headers["x-ratelimit-remaining"],
+                              served[-1].headers["x-ratelimit-reset"]))
+    assert len(remaining) > len(set(remaining)), "one worker answered every request"
+    assert first.headers["x-cache"] == "miss"
+    assert {answer.headers["x-cache"] for answer in served} == {"hit"}
+    assert {answer.headers["etag"] for answer in served} == {first.headers["etag"]}
 
 
 def _sql(url: str, statement: str, **params) -> None:
