@@ -495,6 +495,8 @@ class HostEntries(Shared):
     # How many times a batch that does not fit makes room before it is dropped: a quarter of
     # the entries each time (a tenth of them left after 8).
     EVICTIONS = 8
+    # How many entries may wait for the writer (~3 MB of a long tail's pages).
+    QUEUED = 1024
     # SQLite's cache of pages, a connection (KiB).
     CACHE_KIB = 512
     # How long a read waits for the file's lock (only a checkpoint may hold it): else a miss.
@@ -576,12 +578,19 @@ class HostEntries(Shared):
         return None if found is None else found[0]
 
     async def _write(self, key: str, value: bytes) -> None:
-        if self._writer is not None or self._reader() is not None:
-            self._writes.put((key, value))  # the writer's, in its next batch
+        # The writer's, in its next batch; dropped while it is this far behind (a file it
+        # cannot write), rather than held in the worker's memory.
+        if ((self._writer is not None or self._reader() is not None)
+                and self._writes.qsize() < self.QUEUED):
+            self._writes.put((key, value))
 
     def _write_all(self) -> None:
         """The writer's thread: the entries put, in batches, until `close`."""
-        connection = self._connect(timeout=1)
+        try:
+            connection = self._connect(timeout=1)
+        except sqlite3.Error as error:
+            self._warn(error)
+            return
         try:
             while True:
                 batch, size, done = [], 0, False

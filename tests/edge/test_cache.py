@@ -806,6 +806,37 @@ def test_the_hosts_file_keeps_within_its_bytes_dropping_the_oldest(tmp_path):
     assert 40 <= sum(entry is not None for entry in found.values()) < 100
 
 
+def test_entries_for_a_hosts_file_that_cannot_be_written_wait_within_a_bound(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(HostEntries, "QUEUED", 10)
+    path = tmp_path / "answers.sqlite3"
+    host = HostEntries(str(path), max_bytes=1024 * 1024)
+    rng = random.Random(4)
+
+    async def put(names) -> None:
+        for name in names:
+            await host.put(name, kept(rng.randbytes(100)))
+
+    try:
+        asyncio.run(put(["/first"]))
+        assert in_host_file(path, "/first")
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
+            other.execute("BEGIN EXCLUSIVE")  # another process holds the file
+            asyncio.run(put(["/held"]))
+            time.sleep(0.3)  # the writer has taken it, and waits for the file
+            asyncio.run(put([f"/{number}" for number in range(40)]))
+            waiting = host._writes.qsize()
+            other.execute("ROLLBACK")
+        assert in_host_file(path, "/9")  # what waited is written once the file is free
+    finally:
+        host.close()
+    with contextlib.closing(sqlite3.connect(path)) as file:
+        written = {row[0] for row in file.execute("SELECT key FROM answers")}
+    assert waiting == 10
+    assert written == {HostEntries.key(name)
+                       for name in ["/first", "/held", *(f"/{n}" for n in range(10))]}
+
+
 def test_a_hosts_file_that_cannot_be_read_costs_only_sharing(catalogue_committed, tmp_path,
                                                              caplog):
     url, token = catalogue_committed
