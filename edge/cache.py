@@ -88,7 +88,7 @@ from edge.compression import MIN_BYTES, Head, negotiate, suffixed
 from edge.admission import Admission, admit, authorization, client_address, confirmed_stamp
 from edge.conditional import matches, public_headers
 from edge.limits import OncePerMinute, StoreUnavailable
-from edge.openapi import compiled
+from edge.openapi import compiled, digest_of
 from edge.routes import Operation
 from edge.state import PublicAnswer, RequestState
 from models import errors
@@ -394,18 +394,28 @@ class Keys(Recent):
 class Shared:
     """Entries (`Entry.pack`) and compressed heads kept beside the processes' own, for every
     worker that reads the same store: the layout and the dictionary in each key, so that
-    workers of an older release sharing it keep their own apart. Failures only cost
+    workers of an older release sharing it keep their own apart, and an entry's key keyed
+    by its `namespace` (`namespace_of`: what else its bytes depend on). Failures only cost
     sharing. A store says how bytes are read and written (`_read`, `_write`)."""
 
-    def __init__(self, unavailable: str):
+    def __init__(self, unavailable: str, namespace: bytes = b""):
+        self.namespace = namespace
         self._warn = OncePerMinute(log, unavailable)
         self._unreadable = OncePerMinute(log, "A shared cached answer could not be read, "
                                               "built again: %s")
 
     @staticmethod
-    def key(name: str) -> str:
+    def namespace_of(secret_key: str, document: dict) -> bytes:
+        """What a public answer's bytes depend on beside its handler's arguments, the stamp
+        and the hour: the key its cursors are signed with, and the document (its schemas,
+        and the site its links point to). A server with another key, or a release with
+        another document, sharing the store never serves this one's answers."""
+        return hashlib.blake2b(secret_key.encode() + b"\0" + digest_of(document),
+                               digest_size=32).digest()
+
+    def key(self, name: str) -> str:
         return f"{SHARED_PREFIX}{_SHARED_LAYOUT}:" + hashlib.blake2b(
-            name.encode(), digest_size=20).hexdigest()
+            name.encode(), digest_size=20, key=self.namespace).hexdigest()
 
     @staticmethod
     def head_key(tag: str, coding: str) -> str:
@@ -454,8 +464,8 @@ class SharedEntries(Shared):
     """Entries in Redis (the rate limits' clients, `RedisCounters.command`), for every
     worker and host, each kept `SHARED_TTL` seconds."""
 
-    def __init__(self, counters: RedisCounters):
-        super().__init__("Redis unreachable, cached answers are not shared: %s")
+    def __init__(self, counters: RedisCounters, namespace: bytes = b""):
+        super().__init__("Redis unreachable, cached answers are not shared: %s", namespace)
         self.counters = counters
 
     async def _read(self, key: str) -> bytes | None:
@@ -502,8 +512,8 @@ class HostEntries(Shared):
     # How long a read waits for the file's lock (only a checkpoint may hold it): else a miss.
     READ_WAIT = 0.005
 
-    def __init__(self, path: str, max_bytes: int):
-        super().__init__("The host's cached answers are not shared (%s)")
+    def __init__(self, path: str, max_bytes: int, namespace: bytes = b""):
+        super().__init__("The host's cached answers are not shared (%s)", namespace)
         self.path = path
         self.max_pages = max(max_bytes // self.PAGE, 16)
         # A batch's bytes, at most: one that does not fit makes room (`_commit`).
@@ -664,11 +674,12 @@ class ResponseCache:
         # The Redis of the rate limits (its connections too), when limits are kept there;
         # else the host's file of this server's workers, if it has one.
         self.shared: Shared | None = None
+        namespace = Shared.namespace_of(service.settings.secret_key, service.document)
         if keeping and not service.usage.in_process:
-            self.shared = SharedEntries(service.usage.store)
+            self.shared = SharedEntries(service.usage.store, namespace)
         elif keeping and service.settings.host_cache_path:
             self.shared = HostEntries(service.settings.host_cache_path,
-                                      service.settings.host_cache_bytes)
+                                      service.settings.host_cache_bytes, namespace)
         self.keys = Keys(KNOWN_URLS)
         # Key -> done when the full path's request for it, in this process, has answered.
         self._building: dict[str, asyncio.Future] = {}

@@ -28,7 +28,7 @@ from agenda.app import create_app
 from agenda.demo import catalogue as demo_data
 from edge.answers import data_of
 from edge.cache import (DICTIONARY, KNOWN_URLS, PACK_LEVEL, Entry, HostEntries, Keys,
-                        LocalEntries, SharedEntries)
+                        LocalEntries, Shared)
 from edge.state import PublicAnswer
 from models import importing, organisations, tokens
 from models.artists import Artist
@@ -703,7 +703,8 @@ def test_an_answer_in_redis_that_cannot_be_read_is_built_again_and_replaced(
     settings = {"database_url": url, **APP_SETTINGS, "ratelimit_storage": redis_url}
     workers = [create_app(settings), create_app(settings)]
     page = f"/v1/venues?limit={limit}"
-    store, key = redis.Redis.from_url(redis_url), SharedEntries.key(
+    store, key = redis.Redis.from_url(redis_url), Shared("", Shared.namespace_of(
+        APP_SETTINGS["secret_key"], workers[0].service.document)).key(
         Keys.of("/v1/venues", {"limit": limit}))
     try:
         with workers[0].test_client() as first, workers[1].test_client() as second:
@@ -734,15 +735,14 @@ def test_an_answer_in_redis_that_cannot_be_read_is_built_again_and_replaced(
     assert "could not be read" in caplog.text
 
 
-def in_host_file(path: Path, name: str, *, seconds: float = 10) -> bool:
-    """Whether the entry kept under `name` is in the host's file (its writer writes a moment
-    after the answer is kept), waiting up to `seconds` for it."""
+def in_host_file(path: Path, key: str, *, seconds: float = 10) -> bool:
+    """Whether an entry is in the host's file under `key` (`Shared.key`: its writer writes a
+    moment after the answer is kept), waiting up to `seconds` for it."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         with (contextlib.closing(sqlite3.connect(path)) as file,
               contextlib.suppress(sqlite3.OperationalError)):  # no table yet
-            if file.execute("SELECT 1 FROM answers WHERE key = ?",
-                            (HostEntries.key(name),)).fetchone():
+            if file.execute("SELECT 1 FROM answers WHERE key = ?", (key,)).fetchone():
                 return True
         time.sleep(0.02)
     return False
@@ -757,7 +757,8 @@ def test_an_answer_one_worker_built_is_served_by_another_from_the_hosts_file(
     try:
         with workers[0].test_client() as first, workers[1].test_client() as second:
             built = first.get("/v1/venues?limit=7", headers=bearer(token))
-            assert in_host_file(file, Keys.of("/v1/venues", {"limit": 7}))
+            assert in_host_file(file, workers[0].service.cache.shared.key(
+                Keys.of("/v1/venues", {"limit": 7})))
             with catalogue_reads(workers[1].service) as reads:
                 # Another spelling of the same arguments: the same entry.
                 served = second.get("/v1/venues?limit=0007", headers=bearer(token))
@@ -777,6 +778,31 @@ def test_an_answer_one_worker_built_is_served_by_another_from_the_hosts_file(
     for answer in renamed:  # the stamp moved: neither worker serves the kept answer
         assert {"Renamed By SQL"} <= {venue["name"] for venue in answer.json()["data"]}
         assert "Hangar Noord" not in {venue["name"] for venue in answer.json()["data"]}
+
+
+@pytest.mark.parametrize("other", ["secret_key", "site_url"])
+def test_a_server_with_another_key_or_site_is_not_served_anothers_answers(
+        catalogue_committed, tmp_path, other):
+    """Its cursors are signed with its key, its links point to its site: what a server
+    configured otherwise kept in the same store is not its answer."""
+    url, token = catalogue_committed
+    file = tmp_path / "answers.sqlite3"
+    settings = {"database_url": url, **APP_SETTINGS, "host_cache_path": str(file)}
+    workers = [create_app(settings),
+               create_app({**settings, other: "http://elsewhere.example"})]
+    try:
+        with workers[0].test_client() as first, workers[1].test_client() as second:
+            built = first.get("/v1/events?limit=1", headers=bearer(token))
+            assert in_host_file(file, workers[0].service.cache.shared.key(
+                Keys.of("/v1/events", {"limit": 1})))
+            own = second.get("/v1/events?limit=1", headers=bearer(token))
+    finally:
+        for worker in workers:
+            worker.service.close()
+    assert (built.headers["x-cache"], own.headers["x-cache"]) == ("miss", "miss")
+    cursors = (built.json()["meta"]["next_cursor"], own.json()["meta"]["next_cursor"])
+    links = (built.json()["data"][0]["url"], own.json()["data"][0]["url"])
+    assert (cursors[0] != cursors[1]) if other == "secret_key" else (links[0] != links[1])
 
 
 def test_the_hosts_file_keeps_within_its_bytes_dropping_the_oldest(tmp_path):
@@ -819,7 +845,7 @@ def test_entries_for_a_hosts_file_that_cannot_be_written_wait_within_a_bound(
 
     try:
         asyncio.run(put(["/first"]))
-        assert in_host_file(path, "/first")
+        assert in_host_file(path, host.key("/first"))
         with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
             other.execute("BEGIN EXCLUSIVE")  # another process holds the file
             asyncio.run(put(["/held"]))
@@ -827,13 +853,13 @@ def test_entries_for_a_hosts_file_that_cannot_be_written_wait_within_a_bound(
             asyncio.run(put([f"/{number}" for number in range(40)]))
             waiting = host._writes.qsize()
             other.execute("ROLLBACK")
-        assert in_host_file(path, "/9")  # what waited is written once the file is free
+        assert in_host_file(path, host.key("/9"))  # what waited is written once the file is free
     finally:
         host.close()
     with contextlib.closing(sqlite3.connect(path)) as file:
         written = {row[0] for row in file.execute("SELECT key FROM answers")}
     assert waiting == 10
-    assert written == {HostEntries.key(name)
+    assert written == {host.key(name)
                        for name in ["/first", "/held", *(f"/{n}" for n in range(10))]}
 
 

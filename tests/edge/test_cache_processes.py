@@ -18,7 +18,8 @@ from sqlalchemy import text
 
 from adapters import watch as watch_module
 from agenda.app import create_app
-from edge.cache import Keys, SharedEntries
+from edge import openapi
+from edge.cache import Keys, Shared
 from edge.limits import Usage
 from models import organisations, tokens
 from tests.edge.test_cache import in_host_file
@@ -43,6 +44,13 @@ def _agenda(url: str, *args: str) -> None:
                    capture_output=True)
 
 
+def _shared_key(base: str, name: str) -> str:
+    """The key the servers of these tests (secret key "cache", site `base`) share `name`
+    under."""
+    return Shared("", Shared.namespace_of("cache", openapi.load_document(f"{base}/v1"))).key(
+        name)
+
+
 def _left_today(answer: httpx.Response) -> int:
     """The day's remaining requests in an answer's `RateLimit` header."""
     return int(re.search(r'"day";r=(\d+)', answer.headers["ratelimit"]).group(1))
@@ -65,7 +73,7 @@ def test_writes_of_other_processes_are_visible_at_once_on_every_worker(database,
         # The answer is in Redis for the other worker and other hosts, under its handler's
         # arguments: another spelling of them is served what was kept.
         assert redis.Redis.from_url(redis_url).exists(
-            SharedEntries.key(Keys.of("/v1/venues", {"limit": 50})))
+            _shared_key(base, Keys.of("/v1/venues", {"limit": 50})))
         spelled = [web.get("/v1/venues?limit=0050") for _ in range(4)]
         assert {answer.headers["x-cache"] for answer in spelled} == {"hit"}
 
@@ -132,7 +140,7 @@ def test_workers_counting_in_memory_serve_each_others_answers_from_the_hosts_fil
     headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
     with agenda_serve(env, workers=2) as base, httpx.Client(base_url=base, headers=headers) as web:
         first = web.get("/v1/venues?limit=33")
-        assert in_host_file(file, Keys.of("/v1/venues", {"limit": 33}))
+        assert in_host_file(file, _shared_key(base, Keys.of("/v1/venues", {"limit": 33})))
         # Until both workers have answered (a count seen twice: each counts on its own).
         served, remaining = [], []
         deadline = time.monotonic() + 60
