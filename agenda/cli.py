@@ -309,7 +309,7 @@ def _running(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # another user's
-        return True
+        pass
     return True
 
 

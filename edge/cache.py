@@ -603,21 +603,21 @@ class HostEntries(Shared):
             return
         try:
             while True:
-                batch, size, done = [], 0, False
-                while not done and (not batch or (
-                        len(batch) < self.BATCH and size < self.batch_bytes
-                        and not self._writes.empty())):
+                # What waits, up to a batch (`None`: closed).
+                item, batch, size = self._writes.get(), [], 0
+                while item is not None:
+                    batch.append(item)
+                    size += len(item[1])
+                    if (len(batch) == self.BATCH or size >= self.batch_bytes
+                            or self._writes.empty()):
+                        break
                     item = self._writes.get()
-                    done = item is None
-                    if not done:
-                        batch.append(item)
-                        size += len(item[1])
                 try:
                     if batch:
                         self._commit(connection, batch)
                 except sqlite3.Error as error:
                     self._warn(error)
-                if done:
+                if item is None:
                     return
         finally:
             connection.close()
@@ -674,12 +674,12 @@ class ResponseCache:
         # The Redis of the rate limits (its connections too), when limits are kept there;
         # else the host's file of this server's workers, if it has one.
         self.shared: Shared | None = None
-        namespace = Shared.namespace_of(service.settings.secret_key, service.document)
-        if keeping and not service.usage.in_process:
-            self.shared = SharedEntries(service.usage.store, namespace)
-        elif keeping and service.settings.host_cache_path:
-            self.shared = HostEntries(service.settings.host_cache_path,
-                                      service.settings.host_cache_bytes, namespace)
+        if keeping and (not service.usage.in_process or service.settings.host_cache_path):
+            namespace = Shared.namespace_of(service.settings.secret_key, service.document)
+            self.shared = (SharedEntries(service.usage.store, namespace)
+                           if not service.usage.in_process else
+                           HostEntries(service.settings.host_cache_path,
+                                       service.settings.host_cache_bytes, namespace))
         self.keys = Keys(KNOWN_URLS)
         # Key -> done when the full path's request for it, in this process, has answered.
         self._building: dict[str, asyncio.Future] = {}

@@ -101,6 +101,21 @@ def test_writes_of_other_processes_are_visible_at_once_on_every_worker(database,
     assert {answer.status_code for answer in revoked} == {401}
 
 
+def _until_both_workers_answer(web: httpx.Client, path: str) -> list[httpx.Response]:
+    """`path` asked (a connection each) until both workers of a server counting in memory
+    have answered: each counts on its own, so a count seen twice in one minute is both
+    (the second may still be starting: up to a minute on a busy machine)."""
+    answers, remaining = [], []
+    deadline = time.monotonic() + 60
+    while len(remaining) == len(set(remaining)) and time.monotonic() < deadline:
+        answers.append(web.get(path))
+        remaining.append((answers[-1].headers["x-ratelimit-remaining"],
+                          answers[-1].headers["x-ratelimit-reset"]))
+        time.sleep(0.05)
+    assert len(remaining) > len(set(remaining)), "one worker answered every request"
+    return answers
+
+
 def test_requests_counted_in_each_worker_see_changes_at_once_too(database):
     """Limits in memory: a token each worker knows is admitted without leaving the worker."""
     url, token = database
@@ -109,17 +124,8 @@ def test_requests_counted_in_each_worker_see_changes_at_once_too(database):
     # A connection each, so that both workers answer.
     headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
     with agenda_serve(env, workers=2) as base, httpx.Client(base_url=base, headers=headers) as web:
-        remaining = []
-        # Each worker counts on its own: a count seen twice in one minute is both workers
-        # answering (the second may still be starting: up to a minute on a busy machine).
-        deadline = time.monotonic() + 60
-        while len(remaining) == len(set(remaining)) and time.monotonic() < deadline:
-            answer = web.get("/v1/venues?limit=50")
-            assert answer.json()["data"] == []
-            remaining.append((answer.headers["x-ratelimit-remaining"],
-                              answer.headers["x-ratelimit-reset"]))
-            time.sleep(0.05)
-        assert len(remaining) > len(set(remaining)), "one worker answered every request"
+        assert {tuple(answer.json()["data"])
+                for answer in _until_both_workers_answer(web, "/v1/venues?limit=50")} == {()}
         _agenda(url, "import", EXAMPLE)
         imported = [web.get("/v1/venues?limit=50") for _ in range(10)]
         _revoke(url, token)
@@ -141,14 +147,7 @@ def test_workers_counting_in_memory_serve_each_others_answers_from_the_hosts_fil
     with agenda_serve(env, workers=2) as base, httpx.Client(base_url=base, headers=headers) as web:
         first = web.get("/v1/venues?limit=33")
         assert in_host_file(file, _shared_key(base, Keys.of("/v1/venues", {"limit": 33})))
-        # Until both workers have answered (a count seen twice: each counts on its own).
-        served, remaining = [], []
-        deadline = time.monotonic() + 60
-        while len(remaining) == len(set(remaining)) and time.monotonic() < deadline:
-            served.append(web.get("/v1/venues?limit=33"))
-            remaining.append((served[-1].headers["x-ratelimit-remaining"],
-                              served[-1].headers["x-ratelimit-reset"]))
-    assert len(remaining) > len(set(remaining)), "one worker answered every request"
+        served = _until_both_workers_answer(web, "/v1/venues?limit=33")
     assert first.headers["x-cache"] == "miss"
     assert {answer.headers["x-cache"] for answer in served} == {"hit"}
     assert {answer.headers["etag"] for answer in served} == {first.headers["etag"]}
