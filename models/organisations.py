@@ -101,12 +101,14 @@ def _counted() -> Select:
     the same statement however many (an `IN` of each page's ids was a new statement to
     compile and plan at each request: a quarter of a page's CPU in the workers)."""
     # models.facets imports models.events, which imports this module.
-    from models.facets import ALL, EventMonthCount
+    from models.facets import TOTALS, EventMonthCount
 
+    # The totals' own rows, through their partial index (migration 0029): through the
+    # genres' index a page of 50 read every city's row of each month (17,230 index entries
+    # at a million events: 3.7 ms of PostgreSQL's).
     return planned_once(
         select(EventMonthCount.organisation_id, func.sum(EventMonthCount.events))
-        .where(among(EventMonthCount.organisation_id, "ids"),
-               EventMonthCount.city_key == ALL, EventMonthCount.genre == ALL)
+        .where(among(EventMonthCount.organisation_id, "ids"), text(TOTALS))
         .group_by(EventMonthCount.organisation_id))
 
 

@@ -31,6 +31,9 @@ class Venue(Base):
         Index("ix_venues_city_key_name_key", "city_key", "name_key", "id"),
         # A city's name as its venues spell it (the city facet's top 50), from the index.
         Index("ix_venues_city_key_city", "city_key", "city"),
+        # Each city's name, country and middle (models/cities.py `_places`), from the index.
+        Index("ix_venues_places", "city_key", "country",
+              postgresql_include=["city", "lat", "lng"]),
         # The venues of a radius search (models/events.py `_NEAR_VENUES`).
         Index("ix_venues_lat_lng", "lat", "lng"),
     )
