@@ -428,9 +428,10 @@ def _summaries(page, postgres: bool, kept: bool = False) -> Select:
     order = (page.c.date, page.c.start, page.c.id)
     if not kept:
         return select(*columns, genres, *([page.c.version] if postgres else [])).order_by(*order)
-    # Each row's kept JSON looked up by its key, row by row: a lateral subquery with a LIMIT
-    # is not flattened into a join, so that its plan, made once (`planned_once`), is the
-    # key's lookup whatever the table held when it was made (a join planned on an empty
+    # Each row's kept JSON looked up by its event's id, row by row (through the id's hash,
+    # migration 0030: two pages a row, five through the key): a lateral subquery with a
+    # LIMIT is not flattened into a join, so that its plan, made once (`planned_once`), is
+    # the id's lookup whatever the table held when it was made (a join planned on an empty
     # table read the whole table for every page once it had filled: 9 ms of PostgreSQL's
     # CPU a request at 100k events, where a lookup costs ~5 µs a row).
     found = lateral(select(_kept.json).where(
