@@ -714,9 +714,9 @@ def test_facets_from_the_kept_counts_are_one_statement_planned_once_reading_inde
 
 def test_the_cities_and_the_organisations_counts_read_indexes_of_their_own(postgres,
                                                                             big_agenda):
-    """GET /cities reads each city's name, country and middle from the venues' index of
-    places alone, once a page (two walks of the venues' table by another index were ~4,200
-    pages at a million events); an organisation's events count sums its month totals
+    """GET /cities reads each city's name, country and middle from the venues once a page
+    (two walks of the venues were ~4,200 pages at a million events; there one walk of
+    their index of places alone is 42); an organisation's events count sums its month totals
     through their partial index (through the genres' index, a page of 50 organisations
     read every city's row of each month: 17,230 entries). Both planned once, as they run."""
     factories.settled(big_agenda)  # the kept counts the cities are counted from
