@@ -669,17 +669,17 @@ class ResponseCache:
         self._warn = OncePerMinute(log, "a public answer failed before the framework, it "
                                         "goes the full way: %r")
         # Off (`AGENDA_RESPONSE_CACHE=false`): nothing is kept, every answer is built.
-        keeping = service.settings.response_cache
-        self.local = LocalEntries(service.settings.response_cache_bytes if keeping else 0)
+        settings, in_process = service.settings, service.usage.in_process
+        keeping = settings.response_cache
+        self.local = LocalEntries(settings.response_cache_bytes if keeping else 0)
         # The Redis of the rate limits (its connections too), when limits are kept there;
         # else the host's file of this server's workers, if it has one.
         self.shared: Shared | None = None
-        if keeping and (not service.usage.in_process or service.settings.host_cache_path):
-            namespace = Shared.namespace_of(service.settings.secret_key, service.document)
-            self.shared = (SharedEntries(service.usage.store, namespace)
-                           if not service.usage.in_process else
-                           HostEntries(service.settings.host_cache_path,
-                                       service.settings.host_cache_bytes, namespace))
+        if keeping and (not in_process or settings.host_cache_path):
+            namespace = Shared.namespace_of(settings.secret_key, service.document)
+            self.shared = (HostEntries(settings.host_cache_path, settings.host_cache_bytes,
+                                       namespace)
+                           if in_process else SharedEntries(service.usage.store, namespace))
         self.keys = Keys(KNOWN_URLS)
         # Key -> done when the full path's request for it, in this process, has answered.
         self._building: dict[str, asyncio.Future] = {}

@@ -28,7 +28,7 @@ from agenda.app import create_app
 from agenda.demo import catalogue as demo_data
 from edge.answers import data_of
 from edge.cache import (DICTIONARY, KNOWN_URLS, PACK_LEVEL, Entry, HostEntries, Keys,
-                        LocalEntries, Shared)
+                        LocalEntries)
 from edge.state import PublicAnswer
 from models import importing, organisations, tokens
 from models.artists import Artist
@@ -703,11 +703,10 @@ def test_an_answer_in_redis_that_cannot_be_read_is_built_again_and_replaced(
     settings = {"database_url": url, **APP_SETTINGS, "ratelimit_storage": redis_url}
     workers = [create_app(settings), create_app(settings)]
     page = f"/v1/venues?limit={limit}"
-    store, key = redis.Redis.from_url(redis_url), Shared("", Shared.namespace_of(
-        APP_SETTINGS["secret_key"], workers[0].service.document)).key(
-        Keys.of("/v1/venues", {"limit": limit}))
+    store = redis.Redis.from_url(redis_url)
     try:
         with workers[0].test_client() as first, workers[1].test_client() as second:
+            key = workers[0].service.cache.shared.key(Keys.of("/v1/venues", {"limit": limit}))
             store.delete(key)
             built = first.get(page, headers=bearer(token))
             shared = store.get(key)
